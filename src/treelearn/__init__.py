@@ -1,0 +1,23 @@
+"""treelearn: decision trees as the classic literature teaches them, on a Numba engine.
+
+Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
+the flat :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and
+:func:`export_text`.
+"""
+
+from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from ._tree import Tree
+from .export import export_text
+from .interop import from_sklearn, to_sklearn
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "Tree",
+    "export_text",
+    "from_sklearn",
+    "to_sklearn",
+    "__version__",
+]

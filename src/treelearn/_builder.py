@@ -1,0 +1,510 @@
+"""Growing a tree: node queue, stopping rules, split choice, partitioning.
+
+Two growers share one node routine (:func:`_open_node`), which adds a node, computes its
+statistics, impurity and value, applies the stopping rules and searches its best split:
+
+* depth-first (``max_leaf_nodes=None``): an explicit stack, left child first, so nodes are numbered
+  in preorder exactly as scikit-learn's ``DepthFirstTreeBuilder`` numbers them;
+* best-first (``max_leaf_nodes`` set): a max-heap on the impurity improvement of the best split;
+  expanding a node adds both children at once (numbered in expansion order, like scikit-learn's
+  ``BestFirstTreeBuilder``), until ``max_leaf_nodes - 1`` splits were made.
+
+Neither recurses, so a chain 10,000 nodes deep grows like any other tree.
+
+Stopping rules (scikit-learn's): a node is a leaf when ``depth >= max_depth``, it has fewer than
+``min_samples_split`` samples (or ``2 * min_samples_leaf``), less than ``2 * min_weight_leaf``
+weight, an impurity ``<= EPSILON``, no valid split, or its best split improves the weighted
+impurity by less than ``min_impurity_decrease - EPSILON``.
+
+The node table lives in two growable arrays: ``inode`` (int64 columns ``I_*``) and ``fnode``
+(float64 columns ``F_*``), plus ``value`` (one row per node).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._config import EPSILON, FEATURE_THRESHOLD, njit
+from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from ._split_exact import (
+    abs_impurity,
+    add_sample,
+    bucket_sparse,
+    eval_dense,
+    eval_sparse,
+    partition_dense,
+    partition_samples,
+    sparse_feature_range,
+    sparse_value,
+    weighted_median,
+)
+
+I_LEFT, I_RIGHT, I_FEATURE, I_NSAMP, I_LO, I_HI, I_DEPTH, I_NLEFT, I_NCONST = range(9)
+F_THRESHOLD, F_IMPURITY, F_WEIGHT, F_IMPROVEMENT = range(4)
+N_ICOLS = 9
+N_FCOLS = 4
+
+TREE_LEAF = -1
+TREE_UNDEFINED = -2
+
+# Integer parameters, in this order, in the ``iparams`` array given to :func:`build`.
+P_MAX_DEPTH, P_MIN_SPLIT, P_MIN_LEAF, P_MAX_FEATURES, P_MAX_LEAF_NODES, P_RANDOM, P_SEED = range(7)
+# Float parameters in ``fparams``.
+P_MIN_WEIGHT_LEAF, P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT = range(3)
+
+
+RAND_R_MAX = 0x7FFFFFFF
+
+
+@njit
+def rand_r(state):
+    """scikit-learn's ``our_rand_r``: a 32-bit xorshift step on ``state[0]``, in [0, RAND_R_MAX]."""
+    s = state[0]
+    if s == 0:
+        s = 1
+    s ^= (s << 13) & 0xFFFFFFFF
+    s ^= s >> 17
+    s ^= (s << 5) & 0xFFFFFFFF
+    state[0] = s
+    return s % (RAND_R_MAX + 1)
+
+
+@njit
+def rand_int(low, high, state):
+    """Random integer in ``[low, high)`` (scikit-learn's ``rand_int``)."""
+    return low + rand_r(state) % (high - low)
+
+
+@njit
+def rand_uniform(low, high, state):
+    """Random float in ``[low, high)`` (scikit-learn's ``rand_uniform``)."""
+    return (high - low) * np.float64(rand_r(state)) / np.float64(RAND_R_MAX) + low
+
+
+@njit
+def _grow(inode, fnode, value, needed):
+    cap = inode.shape[0]
+    if needed <= cap:
+        return inode, fnode, value
+    new_cap = max(2 * cap, needed)
+    i2 = np.empty((new_cap, inode.shape[1]), dtype=np.int64)
+    f2 = np.empty((new_cap, fnode.shape[1]), dtype=np.float64)
+    v2 = np.empty((new_cap, value.shape[1]), dtype=np.float64)
+    for i in range(cap):
+        for c in range(inode.shape[1]):
+            i2[i, c] = inode[i, c]
+        for c in range(fnode.shape[1]):
+            f2[i, c] = fnode[i, c]
+        for c in range(value.shape[1]):
+            v2[i, c] = value[i, c]
+    return i2, f2, v2
+
+
+@njit
+def _node_samples(dense, sparse):
+    if sparse is not None:
+        return sparse[3]
+    return dense[1][0]
+
+
+@njit
+def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, inode, fnode,
+               value, scratch, absolute):
+    """Fill row ``node`` of the table for samples ``[lo, hi)`` and search its split.
+
+    On return ``inode[node, I_FEATURE]`` is the split feature (or TREE_UNDEFINED for a leaf),
+    with ``fnode[node, F_THRESHOLD]``, ``inode[node, I_NLEFT]`` and ``fnode[node, F_IMPROVEMENT]``.
+    """
+    ycls, yreg, w = tgt
+    (feats, perm, const_feats, rng, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left,
+     goes_left, mark) = scratch
+    n_features = perm.shape[0]
+    S = res_left.shape[1]
+    samps = _node_samples(dense, sparse)
+    nn = hi - lo
+
+    stats = np.zeros(S)
+    wn = 0.0
+    for i in range(lo, hi):
+        s = samps[i]
+        add_sample(stats, s, ycls, yreg, w, crit, 1.0)
+        wn += w[s]
+    if absolute is not None:
+        imp = abs_impurity(samps, lo, hi, tgt, wn)
+    else:
+        imp = node_impurity(stats, wn, crit)
+
+    inode[node, I_LEFT] = TREE_LEAF
+    inode[node, I_RIGHT] = TREE_LEAF
+    inode[node, I_FEATURE] = TREE_UNDEFINED
+    inode[node, I_NSAMP] = nn
+    inode[node, I_LO] = lo
+    inode[node, I_HI] = hi
+    inode[node, I_DEPTH] = depth
+    inode[node, I_NLEFT] = 0
+    fnode[node, F_THRESHOLD] = TREE_UNDEFINED
+    fnode[node, F_IMPURITY] = imp
+    fnode[node, F_WEIGHT] = wn
+    fnode[node, F_IMPROVEMENT] = 0.0
+    if absolute is not None:
+        ys = np.empty(nn)
+        ws = np.empty(nn)
+        for i in range(nn):
+            ys[i] = yreg[samps[lo + i]]
+            ws[i] = w[samps[lo + i]]
+        value[node, 0] = weighted_median(ys, ws)
+    elif crit == SQUARED_ERROR:
+        value[node, 0] = stats[0] / wn
+    else:
+        for k in range(S):
+            value[node, k] = stats[k] / wn
+
+    min_leaf = iparams[P_MIN_LEAF]
+    min_wleaf = fparams[P_MIN_WEIGHT_LEAF]
+    if (
+        depth >= iparams[P_MAX_DEPTH]
+        or nn < iparams[P_MIN_SPLIT]
+        or nn < 2 * min_leaf
+        or wn < 2.0 * min_wleaf
+        or imp <= EPSILON
+    ):
+        return
+
+    # Which features to examine, in which order (and, for the random splitter, at which threshold).
+    offsets = np.zeros(1, dtype=np.int64)
+    bvals = np.zeros(0, dtype=np.float32)
+    bsamps = np.zeros(0, dtype=np.int32)
+    if sparse is not None:
+        offsets, bvals, bsamps = bucket_sparse(sparse[0], sparse[1], sparse[2], sparse[3], lo, hi,
+                                               n_features)
+    # Which features to examine, in which order (and, for the random splitter, at which
+    # threshold): scikit-learn's Fisher-Yates draw, so equal splits are broken as it breaks them.
+    random_split = iparams[P_RANDOM] != 0
+    max_features = iparams[P_MAX_FEATURES]
+    n_known = inode[node, I_NCONST]
+    f_i = n_features
+    n_visited = 0
+    n_found = 0
+    n_drawn = 0
+    n_total = n_known
+    m = 0
+    while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn):
+        n_visited += 1
+        f_j = rand_int(n_drawn, f_i - n_found, rng)
+        if f_j < n_known:
+            perm[n_drawn], perm[f_j] = perm[f_j], perm[n_drawn]
+            n_drawn += 1
+            continue
+        f_j += n_found
+        f = perm[f_j]
+        if sparse is not None:
+            mn, mx = sparse_feature_range(offsets, bvals, f, nn)
+        else:
+            mn = dense[0][f, lo]
+            mx = dense[0][f, hi - 1]
+        if mx <= mn + FEATURE_THRESHOLD:
+            perm[f_j], perm[n_total] = perm[n_total], perm[f_j]
+            n_found += 1
+            n_total += 1
+            continue
+        f_i -= 1
+        perm[f_i], perm[f_j] = perm[f_j], perm[f_i]
+        feats[m] = f
+        if random_split:
+            t = rand_uniform(np.float64(mn), np.float64(mx), rng)
+            if t == np.float64(mx):
+                t = np.float64(mn)
+            rand_thrs[m] = t
+        else:
+            rand_thrs[m] = np.nan
+        m += 1
+    # Known constants keep their order for siblings and children; newly found ones are recorded.
+    for q in range(n_known):
+        perm[q] = const_feats[q]
+    for q in range(n_known, n_total):
+        const_feats[q] = perm[q]
+    inode[node, I_NCONST] = n_total
+    if m == 0:
+        return
+
+    if sparse is not None:
+        eval_sparse(feats, m, offsets, bvals, bsamps, sparse[3], lo, hi, tgt, stats, wn, crit,
+                    imp, min_leaf, min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl,
+                    res_left, mark, absolute)
+    else:
+        eval_dense(feats, m, dense[0], dense[1], lo, hi, tgt, stats, wn, crit, imp, min_leaf,
+                   min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute)
+
+    best = -1
+    best_score = -np.inf
+    for j in range(m):
+        if res_score[j] > best_score:
+            best_score = res_score[j]
+            best = j
+    if best < 0:
+        return
+    f = feats[best]
+    nl = res_nl[best]
+    wl = res_wl[best]
+    wr = wn - wl
+    thr = res_thr[best]
+
+    if absolute is not None:
+        _mark_left(dense, sparse, lo, hi, f, thr, nl, goes_left)
+        imp_l, imp_r = _children_abs_impurity(samps, lo, hi, tgt, goes_left, wl, wr)
+        _unmark(samps, lo, hi, goes_left)
+    else:
+        left = res_left[best]
+        right = np.empty(S)
+        for k in range(S):
+            right[k] = stats[k] - left[k]
+        imp_l = node_impurity(left, wl, crit)
+        imp_r = node_impurity(right, wr, crit)
+    improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        return
+    inode[node, I_FEATURE] = f
+    inode[node, I_NLEFT] = nl
+    fnode[node, F_THRESHOLD] = thr
+    fnode[node, F_IMPROVEMENT] = improvement
+
+
+@njit
+def _mark_left(dense, sparse, lo, hi, f, thr, nl, goes_left):
+    """Set ``goes_left[s] = True`` for the node's samples with ``X[s, f] <= thr``."""
+    if sparse is not None:
+        indptr, indices, xdata, samples = sparse
+        for i in range(lo, hi):
+            s = samples[i]
+            goes_left[s] = sparse_value(indptr, indices, xdata, s, f) <= thr
+    else:
+        sidx = dense[1]
+        for i in range(lo, lo + nl):
+            goes_left[sidx[f, i]] = True
+
+
+@njit
+def _unmark(samps, lo, hi, goes_left):
+    for i in range(lo, hi):
+        goes_left[samps[i]] = False
+
+
+@njit
+def _children_abs_impurity(samps, lo, hi, tgt, goes_left, wl, wr):
+    _, yreg, w = tgt
+    nn = hi - lo
+    order = np.empty(nn, dtype=np.int32)
+    a = 0
+    for i in range(lo, hi):
+        if goes_left[samps[i]]:
+            order[a] = samps[i]
+            a += 1
+    b = a
+    for i in range(lo, hi):
+        if not goes_left[samps[i]]:
+            order[b] = samps[i]
+            b += 1
+    # Arguments are never literal constants: each literal would compile a specialisation.
+    imp_l = abs_impurity(order, np.int64(0), a, tgt, wl)
+    imp_r = abs_impurity(order, a, nn, tgt, wr)
+    return imp_l, imp_r
+
+
+@njit
+def _split_node(node, dense, sparse, inode, fnode, goes_left):
+    """Partition the node's samples by its split; return the boundary index."""
+    lo = inode[node, I_LO]
+    hi = inode[node, I_HI]
+    f = inode[node, I_FEATURE]
+    _mark_left(dense, sparse, lo, hi, f, fnode[node, F_THRESHOLD], inode[node, I_NLEFT],
+               goes_left)
+    if sparse is not None:
+        samples = sparse[3]
+        mid = lo + partition_samples(samples, lo, hi, goes_left)
+        _unmark(samples, lo, hi, goes_left)
+    else:
+        partition_dense(dense[0], dense[1], lo, hi, goes_left)
+        mid = lo + inode[node, I_NLEFT]
+        _unmark(dense[1][0], lo, hi, goes_left)
+    return mid
+
+
+@njit
+def _make_scratch(n_samples, n_features, S, seed):
+    rng = np.empty(1, dtype=np.int64)
+    rng[0] = seed
+    return (
+        np.empty(n_features, dtype=np.int64),
+        np.arange(n_features),
+        np.zeros(n_features, dtype=np.int64),
+        rng,
+        np.empty(n_features),
+        np.empty(n_features),
+        np.empty(n_features),
+        np.empty(n_features, dtype=np.int64),
+        np.empty(n_features),
+        np.empty((n_features, S)),
+        np.zeros(n_samples, dtype=np.bool_),
+        np.zeros(n_samples, dtype=np.bool_),
+    )
+
+
+@njit
+def _heap_push(heap, size, key, node):
+    """Push ``node`` on a max-heap ordered by ``key[node]``."""
+    i = size
+    heap[i] = node
+    while i > 0:
+        p = (i - 1) // 2
+        if key[heap[p]] >= key[heap[i]]:
+            break
+        heap[p], heap[i] = heap[i], heap[p]
+        i = p
+    return size + 1
+
+
+@njit
+def _heap_pop(heap, size, key):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and key[heap[c + 1]] > key[heap[c]]:
+            c += 1
+        if key[heap[c]] <= key[heap[i]]:
+            break
+        heap[c], heap[i] = heap[i], heap[c]
+        i = c
+    return top, size
+
+
+@njit
+def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparams, absolute):
+    """Grow a tree; return ``(inode, fnode, value, node_count, max_depth)``.
+
+    Parameters
+    ----------
+    dense : tuple or None
+        ``(sval, sidx)``: the presorted values and sample ids, shape (n_features, n_samples).
+    sparse : tuple or None
+        ``(indptr, indices, data, samples)``: CSR arrays and a buffer of sample ids. Exactly one
+        of ``dense`` and ``sparse`` is given; the other's code is pruned at compile time.
+    tgt : tuple
+        ``(ycls, yreg, w)``: int32 class codes, float64 targets, float64 sample weights.
+    crit, S, V : int
+        Criterion code, length of the statistics vector, number of values per node.
+    iparams, fparams : ndarray
+        Integer and float parameters indexed by the ``P_*`` constants of this module.
+    absolute : ndarray or None
+        Any array for the absolute-error criterion, else None (its code is then not compiled).
+    """
+    cap = 64
+    inode = np.empty((cap, N_ICOLS), dtype=np.int64)
+    fnode = np.empty((cap, N_FCOLS), dtype=np.float64)
+    value = np.empty((cap, V), dtype=np.float64)
+    scratch = _make_scratch(n_samples, n_features, S, iparams[P_SEED])
+    goes_left = scratch[10]
+    # Typed, non-literal counters: a literal passed to a kernel compiles a specialisation.
+    node_count = np.int64(0)
+    max_depth = np.int64(0)
+
+    if iparams[P_MAX_LEAF_NODES] <= 0:
+        # Depth-first: (lo, hi, depth, parent, is_left, n_constant_features) per pending node.
+        scap = 64
+        stack = np.empty((scap, 6), dtype=np.int64)
+        stack[0, 0] = 0
+        stack[0, 1] = n_samples
+        stack[0, 2] = 0
+        stack[0, 3] = -1
+        stack[0, 4] = 0
+        stack[0, 5] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            lo, hi, depth, parent, is_left, nconst = stack[top]
+            inode, fnode, value = _grow(inode, fnode, value, node_count + 1)
+            node = node_count
+            node_count += 1
+            if parent >= 0:
+                inode[parent, I_LEFT if is_left else I_RIGHT] = node
+            inode[node, I_NCONST] = nconst
+            _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, inode, fnode,
+                       value, scratch, absolute)
+            if depth > max_depth:
+                max_depth = depth
+            if inode[node, I_FEATURE] == TREE_UNDEFINED:
+                continue
+            mid = _split_node(node, dense, sparse, inode, fnode, goes_left)
+            if top + 2 > scap:
+                s2 = np.empty((2 * scap, 6), dtype=np.int64)
+                for i in range(scap):
+                    for c in range(6):
+                        s2[i, c] = stack[i, c]
+                stack = s2
+                scap *= 2
+            stack[top, 0] = mid
+            stack[top, 1] = hi
+            stack[top, 2] = depth + 1
+            stack[top, 3] = node
+            stack[top, 4] = 0
+            stack[top, 5] = inode[node, I_NCONST]
+            stack[top + 1, 0] = lo
+            stack[top + 1, 1] = mid
+            stack[top + 1, 2] = depth + 1
+            stack[top + 1, 3] = node
+            stack[top + 1, 4] = 1
+            stack[top + 1, 5] = inode[node, I_NCONST]
+            top += 2
+    else:
+        max_splits = iparams[P_MAX_LEAF_NODES] - 1
+        heap = np.empty(cap, dtype=np.int64)
+        root = np.int64(0)
+        inode[root, I_NCONST] = 0
+        _open_node(root, root, n_samples, root, dense, sparse, tgt, crit, iparams, fparams, inode,
+                   fnode, value, scratch, absolute)
+        node_count = np.int64(1)
+        key = fnode[:, F_IMPROVEMENT]
+        hsize = _heap_push(heap, root, key, root)
+        while hsize > 0:
+            key = fnode[:, F_IMPROVEMENT]
+            node, hsize = _heap_pop(heap, hsize, key)
+            depth = inode[node, I_DEPTH]
+            if depth > max_depth:
+                max_depth = depth
+            if inode[node, I_FEATURE] == TREE_UNDEFINED:
+                continue
+            if max_splits <= 0:
+                inode[node, I_FEATURE] = TREE_UNDEFINED
+                fnode[node, F_THRESHOLD] = TREE_UNDEFINED
+                continue
+            max_splits -= 1
+            lo = inode[node, I_LO]
+            hi = inode[node, I_HI]
+            mid = _split_node(node, dense, sparse, inode, fnode, goes_left)
+            inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
+            if heap.shape[0] < node_count + 2:
+                h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
+                for i in range(hsize):
+                    h2[i] = heap[i]
+                heap = h2
+            left = node_count
+            right = node_count + 1
+            node_count += 2
+            inode[node, I_LEFT] = left
+            inode[node, I_RIGHT] = right
+            # scikit-learn's best-first builder starts every node with no known constants.
+            inode[left, I_NCONST] = 0
+            inode[right, I_NCONST] = 0
+            _open_node(left, lo, mid, depth + 1, dense, sparse, tgt, crit, iparams, fparams,
+                       inode, fnode, value, scratch, absolute)
+            _open_node(right, mid, hi, depth + 1, dense, sparse, tgt, crit, iparams, fparams,
+                       inode, fnode, value, scratch, absolute)
+            key = fnode[:, F_IMPROVEMENT]
+            hsize = _heap_push(heap, hsize, key, left)
+            hsize = _heap_push(heap, hsize, key, right)
+    return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
+        node_count, max_depth

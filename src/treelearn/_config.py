@@ -1,0 +1,33 @@
+"""One place for Numba options and the dtypes the kernels are compiled for.
+
+Every kernel is compiled for exactly one signature (float32 feature values, float64 targets and
+weights, int32 sample indices, int64 node indices) so that the on-disk cache is small and the first
+fit in a fresh process only loads, never compiles.
+
+Setting the environment variable ``NUMBA_DISABLE_JIT=1`` turns every kernel into plain Python;
+the test suite uses that mode to measure coverage of the kernel lines.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numba
+import numpy as np
+
+njit = partial(numba.njit, cache=True, nogil=True)
+"""Serial kernels."""
+
+#: Feature values are stored as float32, exactly as scikit-learn's trees do, so that thresholds
+#: (midpoints computed in float64 from float32 neighbours) are identical to scikit-learn's.
+X_DTYPE = np.float32
+#: Sample indices in the presorted arrays.
+IDX_DTYPE = np.int32
+#: Node indices and counts.
+NODE_DTYPE = np.int64
+
+#: Two feature values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD);
+#: the comparison is done in float32 like scikit-learn's.
+FEATURE_THRESHOLD = np.float32(1e-7)
+#: Impurities at or below this are treated as pure; improvements within it of the minimum as equal.
+EPSILON = float(np.finfo(np.float64).eps)

@@ -1,0 +1,151 @@
+"""Impurities and split scores computed from summary statistics, chosen by integer code.
+
+A node is summarised by a statistics vector ``stats`` and its total sample weight ``w``:
+
+* classification: ``stats[k]`` is the weight of class ``k`` in the node (length ``n_classes``);
+* regression: ``stats[0] = sum(w_i * y_i)`` and ``stats[1] = sum(w_i * y_i**2)`` (length 2).
+
+Criteria (``p_k = stats[k] / w``; logarithms base 2 as the literature computes entropy):
+
+=====================  ==============================================================================
+``gini``               impurity ``1 - sum_k p_k**2`` (Breiman et al. 1984)
+``entropy``            impurity ``-sum_k p_k log2 p_k``; a split maximises the information gain
+                       ``I(parent) - sum_c (w_c / w) I(child c)`` (Quinlan 1986). ``log_loss`` is an alias.
+``misclassification``  impurity ``1 - max_k p_k``: the textbook's accuracy loss
+``gain_ratio``         impurity = entropy; a split maximises ``gain / SplitInfo`` with
+                       ``SplitInfo = -sum_c (w_c / w) log2 (w_c / w)`` (Quinlan 1993, C4.5)
+``chi2``               impurity = entropy; a split maximises Pearson's statistic of the
+                       children x classes table, ``sum (O - E)**2 / E`` with ``E_ck = w_c w_k / w``
+``squared_error``      impurity = weighted variance ``stats[1]/w - (stats[0]/w)**2``; leaves predict the mean
+``absolute_error``     impurity = mean absolute deviation from the weighted median; leaves predict
+                       the weighted median (computed by :mod:`treelearn._split_exact`)
+=====================  ==============================================================================
+
+For ``gain_ratio`` and ``chi2`` the stored node impurity (used by ``min_impurity_decrease``,
+feature importances and cost-complexity pruning) is the entropy: the chi-square statistic of a
+split is the Pearson approximation of the G statistic, ``2 w ln 2`` times the information gain.
+
+The "proxy" of a split is any quantity ordered like the impurity decrease; for gini, entropy and
+squared error it is the same expression scikit-learn maximises, so that the two libraries choose
+the same split.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._config import njit
+
+GINI = 0
+ENTROPY = 1
+MISCLASSIFICATION = 2
+GAIN_RATIO = 3
+CHI2 = 4
+SQUARED_ERROR = 5
+ABSOLUTE_ERROR = 6
+
+CLASSIFICATION_CRITERIA: dict[str, int] = {
+    "gini": GINI,
+    "entropy": ENTROPY,
+    "log_loss": ENTROPY,
+    "misclassification": MISCLASSIFICATION,
+    "gain_ratio": GAIN_RATIO,
+    "chi2": CHI2,
+}
+REGRESSION_CRITERIA: dict[str, int] = {
+    "squared_error": SQUARED_ERROR,
+    "absolute_error": ABSOLUTE_ERROR,
+}
+
+LN2 = math.log(2.0)
+
+
+def is_classification(crit: int) -> bool:
+    """Return True for the criteria that read class weights."""
+    return crit <= CHI2
+
+
+@njit
+def entropy(stats: np.ndarray, w: float) -> float:
+    """Entropy in bits of the class weights ``stats`` summing to ``w``."""
+    h = 0.0
+    for k in range(stats.shape[0]):
+        c = stats[k]
+        if c > 0.0:
+            p = c / w
+            h -= p * (math.log(p) / LN2)
+    return h
+
+
+@njit
+def node_impurity(stats: np.ndarray, w: float, crit: int) -> float:
+    """Impurity of a node with statistics ``stats`` and total weight ``w`` (> 0).
+
+    For ``absolute_error`` the impurity needs the samples themselves and is not computed here.
+    """
+    if crit == GINI:
+        sq = 0.0
+        for k in range(stats.shape[0]):
+            sq += stats[k] * stats[k]
+        return 1.0 - sq / (w * w)
+    if crit == ENTROPY or crit == GAIN_RATIO or crit == CHI2:
+        return entropy(stats, w)
+    if crit == MISCLASSIFICATION:
+        m = 0.0
+        for k in range(stats.shape[0]):
+            if stats[k] > m:
+                m = stats[k]
+        return 1.0 - m / w
+    if crit == SQUARED_ERROR:
+        mean = stats[0] / w
+        return stats[1] / w - mean * mean
+    return 0.0
+
+
+@njit
+def split_proxy(
+    left: np.ndarray,
+    right: np.ndarray,
+    wl: float,
+    wr: float,
+    crit: int,
+    parent_impurity: float,
+) -> float:
+    """Score of a split (larger is better); both children must have positive weight."""
+    if crit == SQUARED_ERROR:
+        return left[0] * left[0] / wl + right[0] * right[0] / wr
+    if crit == GAIN_RATIO:
+        w = wl + wr
+        gain = (
+            parent_impurity - (wl / w) * entropy(left, wl) - (wr / w) * entropy(right, wr)
+        )
+        pl = wl / w
+        pr = wr / w
+        split_info = -(pl * math.log(pl) + pr * math.log(pr)) / LN2
+        if split_info <= 0.0:
+            return -np.inf
+        return gain / split_info
+    if crit == CHI2:
+        w = wl + wr
+        chi = 0.0
+        for k in range(left.shape[0]):
+            nk = left[k] + right[k]
+            if nk > 0.0:
+                el = wl * nk / w
+                er = wr * nk / w
+                chi += (left[k] - el) * (left[k] - el) / el + (right[k] - er) * (right[k] - er) / er
+        return chi
+    return -wr * node_impurity(right, wr, crit) - wl * node_impurity(left, wl, crit)
+
+
+@njit
+def impurity_improvement(
+    w_total: float, wn: float, imp: float, wl: float, imp_l: float, wr: float, imp_r: float
+) -> float:
+    """Weighted impurity decrease of a split, scikit-learn's definition.
+
+    ``(w_node / w_total) * (imp - (w_r / w_node) imp_r - (w_l / w_node) imp_l)``
+    """
+    return (wn / w_total) * (imp - (wr / wn) * imp_r - (wl / wn) * imp_l)

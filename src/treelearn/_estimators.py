@@ -1,0 +1,469 @@
+"""scikit-learn compatible decision tree estimators: validate -> prepare -> build -> prune.
+
+``fit`` is a short pipeline of named steps (validation of parameters and data, resolution of
+fractional parameters into a ``_Settings`` record, preparation of X, growth, pruning), each a
+function of its own, instead of one long method mixing them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ._builder import (
+    F_IMPURITY,
+    F_THRESHOLD,
+    F_WEIGHT,
+    I_FEATURE,
+    I_LEFT,
+    I_NSAMP,
+    I_RIGHT,
+    RAND_R_MAX,
+    build,
+)
+from ._criteria import ABSOLUTE_ERROR, CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from ._features import prepare_exact
+from ._tree import Tree
+from ._validation import (
+    RANDOM_STATE,
+    InstanceOf,
+    Interval,
+    Options,
+    check_sample_weight,
+    check_X,
+    check_y_1d,
+    validate_params,
+)
+from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
+
+MAX_INT = np.iinfo(np.int32).max
+
+_COMMON_CONSTRAINTS = {
+    "splitter": [Options(("best", "random"))],
+    "max_depth": [Interval("int", 1, None), None],
+    "min_samples_split": [Interval("int", 2, None), Interval("real", 0.0, 1.0, "right")],
+    "min_samples_leaf": [Interval("int", 1, None), Interval("real", 0.0, 1.0, "neither")],
+    "min_weight_fraction_leaf": [Interval("real", 0.0, 0.5, "both"),
+                                 Interval("int", 0, 0, "both")],
+    "max_features": [Interval("int", 1, None), Interval("real", 0.0, 1.0, "right"),
+                     Options(("sqrt", "log2")), None],
+    "random_state": [RANDOM_STATE, None],
+    "max_leaf_nodes": [Interval("int", 2, None), None],
+    "min_impurity_decrease": [Interval("real", 0.0, None), Interval("int", 0, None)],
+    "ccp_alpha": [Interval("real", 0.0, None), Interval("int", 0, None)],
+}
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Parameters resolved against the data (fractions turned into counts, None into limits)."""
+
+    max_depth: int
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_leaf: float
+    max_features: int
+    max_leaf_nodes: int  # 0: depth-first growth
+    random_split: bool
+    seed: int
+
+    def arrays(self, total_weight: float, min_impurity_decrease: float):
+        iparams = np.array([self.max_depth, self.min_samples_split, self.min_samples_leaf,
+                            self.max_features, self.max_leaf_nodes, int(self.random_split),
+                            self.seed], dtype=np.int64)
+        fparams = np.array([self.min_weight_leaf, min_impurity_decrease, total_weight])
+        return iparams, fparams
+
+
+def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) -> _Settings:
+    msl = est.min_samples_leaf
+    min_samples_leaf = msl if isinstance(msl, Integral) else math.ceil(msl * n_samples)
+    mss = est.min_samples_split
+    min_samples_split = mss if isinstance(mss, Integral) else max(2, math.ceil(mss * n_samples))
+    min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
+    mf = est.max_features
+    if mf is None:
+        max_features = n_features
+    elif mf == "sqrt":
+        max_features = max(1, int(np.sqrt(n_features)))
+    elif mf == "log2":
+        max_features = max(1, int(np.log2(n_features)))
+    elif isinstance(mf, Integral):
+        if mf > n_features:
+            raise ValueError(
+                f"max_features must be at most n_features={n_features}; got max_features={mf}."
+            )
+        max_features = mf
+    else:
+        max_features = max(1, int(mf * n_features))
+    rng = check_random_state(est.random_state)
+    return _Settings(
+        max_depth=MAX_INT if est.max_depth is None else int(est.max_depth),
+        min_samples_split=int(min_samples_split),
+        min_samples_leaf=int(min_samples_leaf),
+        min_weight_leaf=float(est.min_weight_fraction_leaf) * float(sample_weight.sum()),
+        max_features=int(max_features),
+        max_leaf_nodes=0 if est.max_leaf_nodes is None else int(est.max_leaf_nodes),
+        random_split=est.splitter == "random",
+        # Same draw as scikit-learn's splitter seed, so ties are broken as in scikit-learn.
+        seed=int(rng.randint(0, RAND_R_MAX)),
+    )
+
+
+def _grow(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
+          settings: _Settings, min_impurity_decrease: float) -> Tree:
+    dense, sparse = prepare_exact(X)
+    iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
+    absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
+    inode, fnode, value, _, _ = build(dense, sparse, (ycls, yreg, w), X.shape[0], X.shape[1],
+                                      crit, n_stats, n_values, iparams, fparams, absolute)
+    return Tree(
+        n_features=X.shape[1],
+        n_classes=[n_classes],
+        children_left=inode[:, I_LEFT],
+        children_right=inode[:, I_RIGHT],
+        feature=inode[:, I_FEATURE],
+        threshold=fnode[:, F_THRESHOLD],
+        impurity=fnode[:, F_IMPURITY],
+        n_node_samples=inode[:, I_NSAMP],
+        weighted_n_node_samples=fnode[:, F_WEIGHT],
+        value=value,
+    )
+
+
+class BaseDecisionTree(BaseEstimator):
+    """Shared machinery of the classifier and the regressor (not for direct use)."""
+
+    _criteria: dict[str, int] = {}
+
+    def __init__(self, *, criterion, splitter="best", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
+                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 ccp_alpha=0.0):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _constraints(self) -> dict:
+        return {"criterion": [Options(tuple(self._criteria))], **_COMMON_CONSTRAINTS}
+
+    def _encode_target(self, y, sample_weight):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def fit(self, X, y, sample_weight=None):
+        """Build a decision tree from the training set (X, y).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. Converted to float32 (as scikit-learn does); sparse input is used as
+            CSR without densifying.
+        y : array-like of shape (n_samples,)
+            Class labels (ints, strings, bools) or regression targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero. None gives every sample weight one.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        validate_params(self, self._constraints())
+        X, y = check_X(self, X, reset=True, y=y)
+        y = check_y_1d(y)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
+        crit = self._criteria[self.criterion]
+        settings = _resolve(self, X.shape[0], X.shape[1], w)
+        tree = _grow(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
+                     self.min_impurity_decrease)
+        if self.ccp_alpha > 0.0:
+            tree = prune_to_alpha(tree, self.ccp_alpha)
+        self.tree_ = tree
+        self.n_outputs_ = 1
+        self.max_features_ = settings.max_features
+        return self
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "tree_")
+        return check_X(self, X, reset=False)
+
+    def apply(self, X) -> np.ndarray:
+        """Return the index of the leaf that each sample is predicted as.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples,)
+            Node index (in ``tree_``) of each sample's leaf.
+        """
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def decision_path(self, X):
+        """Return the decision path in the tree.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            Nonzero elements indicate the nodes each sample goes through.
+        """
+        return self.tree_.decision_path(self._validate_X_predict(X))
+
+    def get_depth(self) -> int:
+        """Return the depth of the tree (a single leaf has depth 0)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Return the number of leaves of the tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total impurity decrease brought by each feature (mean decrease in impurity)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.compute_feature_importances()
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None) -> Bunch:
+        """Compute the minimal cost-complexity pruning path (scikit-learn's definition).
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            As for :meth:`fit`; a tree is grown with ``ccp_alpha=0`` and the rest of this
+            estimator's parameters.
+
+        Returns
+        -------
+        ccp_path : Bunch
+            ``ccp_alphas`` (increasing effective alphas, starting at 0) and ``impurities`` (total
+            leaf impurity, weighted by node weight over the root's, of each subtree).
+        """
+        est = clone(self).set_params(ccp_alpha=0.0).fit(X, y, sample_weight)
+        path = cost_complexity_path(est.tree_)
+        return Bunch(ccp_alphas=path.ccp_alphas, impurities=path.impurities)
+
+
+_DOC_PARAMS = """
+    splitter : {"best", "random"}, default="best"
+        "best" scans every cut of every candidate feature; "random" scores one uniformly drawn
+        threshold per candidate feature (scikit-learn's random splitter).
+    max_depth : int, default=None
+        Maximum depth; None grows until leaves are pure or other limits stop them.
+    min_samples_split : int or float, default=2
+        Minimum samples needed to split a node (a float is a fraction of n_samples, rounded up).
+    min_samples_leaf : int or float, default=1
+        Minimum samples each child must keep (a float is a fraction of n_samples, rounded up).
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum fraction of the total sample weight each child must keep.
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Number of features examined per node, drawn at random without replacement (constant
+        features are skipped and not counted). None examines every feature in index order.
+    random_state : int, RandomState or None, default=None
+        Seeds the feature draws and random thresholds; with an int results are reproducible.
+    max_leaf_nodes : int, default=None
+        Grow best-first (largest impurity decrease first) until this many leaves.
+    min_impurity_decrease : float, default=0.0
+        Split only if the weighted impurity decrease
+        ``N_t / N * (impurity - N_tR / N_t * right_impurity - N_tL / N_t * left_impurity)``
+        is at least this (the literature's minimum information gain, with entropy).
+    ccp_alpha : float, default=0.0
+        Complexity parameter of minimal cost-complexity pruning (0: no pruning).
+
+    Notes
+    -----
+    With ``splitter="best"`` and ``max_features=None`` the fitted tree is the one scikit-learn
+    grows on data without ties. Ties between equally good splits are broken deterministically:
+    the lower feature index first (or the earlier feature in the random draw when
+    ``max_features`` is set), then the smaller threshold.
+"""
+
+
+class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
+    __doc__ = """A decision tree classifier.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss", "misclassification", "gain_ratio", "chi2"}, \
+default="gini"
+        Split quality; see :mod:`treelearn._criteria` for the formulas. Entropy is in bits.
+    """ + _DOC_PARAMS + """
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, multiplied into the sample weights.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    tree_ : Tree
+        The fitted tree (flat arrays, scikit-learn's layout).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Normalised impurity decrease per feature.
+    max_features_ : int
+        Resolved number of features examined per node.
+    """
+
+    _criteria = CLASSIFICATION_CRITERIA
+
+    def __init__(self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
+                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 class_weight=None, ccp_alpha=0.0):
+        super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
+                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf,
+                         max_features=max_features, random_state=random_state,
+                         max_leaf_nodes=max_leaf_nodes,
+                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha)
+        self.class_weight = class_weight
+
+    def _constraints(self) -> dict:
+        return {**super()._constraints(),
+                "class_weight": [InstanceOf((dict,), "a dict"), Options(("balanced",)), None]}
+
+    def _encode_target(self, y, w):
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        if self.class_weight is not None:
+            w = w * compute_sample_weight(self.class_weight, y)
+        K = self.n_classes_
+        return (codes.astype(np.int32), np.zeros(0), np.ascontiguousarray(w, dtype=np.float64),
+                K, K, K)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities: the weighted class fractions of each sample's leaf.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        proba = self.tree_.predict(self._validate_X_predict(X))[:, 0, :]
+        normalizer = proba.sum(axis=1, keepdims=True)
+        normalizer[normalizer == 0.0] = 1.0
+        return proba / normalizer
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (``-inf`` for probability zero)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class of each sample (the most probable class of its leaf; ties: first).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        proba = self.tree_.predict(self._validate_X_predict(X))[:, 0, :]
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+
+class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
+    __doc__ = """A decision tree regressor.
+
+    Parameters
+    ----------
+    criterion : {"squared_error", "absolute_error"}, default="squared_error"
+        "squared_error" minimises the weighted variance and predicts leaf means;
+        "absolute_error" minimises the mean absolute deviation and predicts leaf weighted medians.
+    """ + _DOC_PARAMS + """
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    tree_ : Tree
+        The fitted tree (flat arrays, scikit-learn's layout).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Normalised impurity decrease per feature.
+    max_features_ : int
+        Resolved number of features examined per node.
+    """
+
+    _criteria = REGRESSION_CRITERIA
+
+    def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=None, random_state=None, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, ccp_alpha=0.0):
+        super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
+                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf,
+                         max_features=max_features, random_state=random_state,
+                         max_leaf_nodes=max_leaf_nodes,
+                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha)
+
+    def _encode_target(self, y, w):
+        if y.dtype.kind not in "biuf":
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "DecisionTreeRegressor needs a numeric target y; got values of dtype "
+                    f"{y.dtype} that cannot be converted to float."
+                ) from None
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity.")
+        return np.zeros(0, dtype=np.int32), y, np.ascontiguousarray(w), 2, 1, 1
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted value of each sample (its leaf's mean or median).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.tree_.predict(self._validate_X_predict(X))[:, 0, 0]
+

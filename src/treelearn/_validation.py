@@ -1,0 +1,184 @@
+"""Parameter constraints as data, and checks of X, y and sample weights (pure functions).
+
+Each estimator declares ``_parameter_constraints``: for every parameter a list of accepted forms
+(:class:`Interval`, :class:`Options`, a type, or ``None``). :func:`validate_params` checks them all
+and raises :class:`InvalidParameterError` naming the parameter, what it accepts and what it got.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
+
+from ._config import X_DTYPE
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A constructor parameter has a value it does not accept (both a ValueError and TypeError)."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numbers of ``kind`` ("int" or "real") between ``low`` and ``high`` (None: unbounded)."""
+
+    kind: str
+    low: float | None
+    high: float | None
+    closed: str = "both"  # "both", "left", "right", "neither"
+
+    def accepts(self, v: Any) -> bool:
+        if isinstance(v, bool | np.bool_):
+            return False
+        if self.kind == "int":
+            if not isinstance(v, numbers.Integral):
+                return False
+        elif not isinstance(v, numbers.Real) or isinstance(v, numbers.Integral):
+            return False
+        if isinstance(v, numbers.Real) and math.isnan(v):
+            return False
+        lo_ok = self.low is None or (
+            v >= self.low if self.closed in ("both", "left") else v > self.low
+        )
+        hi_ok = self.high is None or (
+            v <= self.high if self.closed in ("both", "right") else v < self.high
+        )
+        return lo_ok and hi_ok
+
+    def __str__(self) -> str:
+        kind = "an int" if self.kind == "int" else "a float"
+        lb = "[" if self.closed in ("both", "left") else "("
+        rb = "]" if self.closed in ("both", "right") else ")"
+        lo = "-inf" if self.low is None else repr(self.low)
+        hi = "inf" if self.high is None else repr(self.high)
+        return f"{kind} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of strings."""
+
+    values: tuple[str, ...]
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, str) and v in self.values
+
+    def __str__(self) -> str:
+        return "a str among " + ", ".join(repr(x) for x in self.values)
+
+
+@dataclass(frozen=True)
+class InstanceOf:
+    """Any instance of ``types``, described as ``name``."""
+
+    types: tuple[type, ...]
+    name: str
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, self.types)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+RANDOM_STATE = InstanceOf((numbers.Integral, np.random.RandomState), "an int, a RandomState")
+
+
+def _describe(constraint: Any) -> str:
+    return "None" if constraint is None else str(constraint)
+
+
+def validate_params(estimator: Any, constraints: dict[str, list[Any]]) -> None:
+    """Raise InvalidParameterError for the first parameter of ``estimator`` breaking ``constraints``."""
+    params = estimator.get_params(deep=False)
+    for name, accepted in constraints.items():
+        value = params[name]
+        ok = any((c is None and value is None) or (c is not None and c.accepts(value))
+                 for c in accepted)
+        if not ok:
+            forms = [_describe(c) for c in accepted]
+            desc = forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(estimator).__name__} must be {desc}. "
+                f"Got {value!r} instead."
+            )
+
+
+def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = None):
+    """Validate X (and y when given): 2-D, finite, numeric; float32 dense or sorted CSR."""
+    kwargs = dict(accept_sparse=["csr", "csc"], dtype=X_DTYPE, ensure_all_finite=True,
+                  accept_large_sparse=True)
+    if y is None:
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    else:
+        X, y = validate_data(estimator, X, y, reset=reset, multi_output=True, dtype=X_DTYPE,
+                             accept_sparse=["csr", "csc"], ensure_all_finite=True,
+                             y_numeric=False)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        X.sort_indices()
+    else:
+        X = np.ascontiguousarray(X)
+    return X if y is None else (X, y)
+
+
+def check_y_1d(y: Any) -> np.ndarray:
+    """Return y as a 1-D array, rejecting several target columns and missing labels."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"y must be 1-dimensional (one target); got an array of shape {y.shape}. "
+            "treelearn trees predict a single output."
+        )
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise ValueError("Input y contains NaN.")
+    if y.dtype.kind == "O":
+        import pandas as pd  # noqa: F401 - only reached for object labels
+
+        if pd.isna(y).any():
+            raise ValueError("Input y contains missing values (None/NaN).")
+    return y
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
+    """Return float64 weights of length n_samples (ones when None), validated."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    if isinstance(sample_weight, numbers.Number):
+        w = np.full(n_samples, float(sample_weight))
+    else:
+        try:
+            w = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"sample_weight must be numeric: {exc}") from None
+    if w.ndim != 1:
+        raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}.")
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight.shape == ({w.shape[0]},), expected ({n_samples},)!"
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(w < 0):
+        raise ValueError("Negative values in data passed to `sample_weight`.")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
+    return w

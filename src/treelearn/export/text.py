@@ -1,0 +1,117 @@
+"""Plain-text rendering of a tree, in scikit-learn's ``export_text`` layout."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._tree import TREE_LEAF, Tree
+
+
+def _tree_of(model) -> tuple[Tree, object]:
+    if isinstance(model, Tree):
+        return model, None
+    if not hasattr(model, "tree_"):
+        raise TypeError("export_text expects a fitted treelearn estimator or a Tree; "
+                        f"got {type(model).__name__} without a tree_ attribute.")
+    return model.tree_, model
+
+
+def export_text(model, *, feature_names: Sequence[str] | None = None,
+                class_names: Sequence[str] | None = None, max_depth: int = 10,
+                decimals: int = 2, show_weights: bool = False, show_impurity: bool = False,
+                show_samples: bool = False) -> str:
+    """Render a fitted tree as indented text, one line per branch and leaf.
+
+    Parameters
+    ----------
+    model : fitted estimator or Tree
+        The tree to render.
+    feature_names : sequence of str, optional
+        Names of the features; defaults to ``feature_names_in_`` or ``feature_0, ...``.
+    class_names : sequence of str, optional
+        Names of the classes (classifiers); defaults to ``classes_``.
+    max_depth : int, default=10
+        Deeper branches are summarised as ``truncated branch of depth d``.
+    decimals : int, default=2
+        Digits shown for thresholds and values.
+    show_weights : bool, default=False
+        Show each leaf's weighted class counts (classifiers).
+    show_impurity, show_samples : bool, default=False
+        Show each leaf's impurity / sample count.
+
+    Returns
+    -------
+    text : str
+    """
+    tree, est = _tree_of(model)
+    if not isinstance(max_depth, int | np.integer) or max_depth < 0:
+        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}.")
+    if not isinstance(decimals, int | np.integer) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}.")
+    if feature_names is None:
+        names = getattr(est, "feature_names_in_", None)
+        feature_names = (list(names) if names is not None
+                         else [f"feature_{i}" for i in range(tree.n_features)])
+    elif len(feature_names) != tree.n_features:
+        raise ValueError(f"feature_names has {len(feature_names)} names but the tree has "
+                         f"{tree.n_features} features.")
+    is_clf = tree.n_classes[0] > 1 or hasattr(est, "classes_")
+    if class_names is None and is_clf:
+        class_names = list(getattr(est, "classes_", range(tree.value.shape[2])))
+    lines: list[str] = []
+    left, right = tree.children_left, tree.children_right
+    depths = tree.node_depths()
+    # Explicit stack of (node, text before the node's line or None for the node itself).
+    stack: list[tuple[int, str | None]] = [(0, None)]
+    while stack:
+        node, header = stack.pop()
+        if header is not None:
+            lines.append(header)
+            continue
+        depth = depths[node]
+        indent = "|   " * depth + "|--- "
+        if left[node] == TREE_LEAF:
+            lines.append(indent + _leaf_text(tree, node, is_clf, class_names, decimals,
+                                             show_weights, show_impurity, show_samples))
+            continue
+        if depth >= max_depth:
+            sub = int(depths[_descendants(tree, node)].max() - depth)
+            lines.append(indent + f"truncated branch of depth {sub}")
+            continue
+        name = feature_names[tree.feature[node]]
+        thr = f"{tree.threshold[node]:.{decimals}f}"
+        stack.append((right[node], None))
+        stack.append((-1, indent + f"{name} >  {thr}"))
+        stack.append((left[node], None))
+        stack.append((-1, indent + f"{name} <= {thr}"))
+    return "\n".join(lines) + "\n"
+
+
+def _descendants(tree: Tree, node: int) -> np.ndarray:
+    out = []
+    stack = [node]
+    while stack:
+        i = stack.pop()
+        out.append(i)
+        if tree.children_left[i] != TREE_LEAF:
+            stack.extend((tree.children_right[i], tree.children_left[i]))
+    return np.asarray(out)
+
+
+def _leaf_text(tree, node, is_clf, class_names, decimals, show_weights, show_impurity,
+               show_samples) -> str:
+    v = tree.value[node, 0]
+    if is_clf:
+        text = f"class: {class_names[int(np.argmax(v))]}"
+        if show_weights:
+            counts = v * tree.weighted_n_node_samples[node]
+            text = "weights: [" + ", ".join(f"{c:.{decimals}f}" for c in counts) + "] " + text
+    else:
+        text = f"value: [{v[0]:.{decimals}f}]"
+    if show_impurity:
+        text += f", impurity: {tree.impurity[node]:.{decimals}f}"
+    if show_samples:
+        text += f", samples: {tree.n_node_samples[node]}"
+    return text
