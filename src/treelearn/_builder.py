@@ -28,7 +28,6 @@ from ._config import EPSILON, FEATURE_THRESHOLD, njit
 from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
 from ._split_exact import (
     abs_impurity,
-    add_sample,
     bucket_sparse,
     eval_dense,
     eval_sparse,
@@ -125,10 +124,17 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
 
     stats = np.zeros(S)
     wn = 0.0
-    for i in range(lo, hi):
+    is_reg = crit >= SQUARED_ERROR
+    for i in range(lo, hi):  # add_sample written out: calls here pay reference counting
         s = samps[i]
-        add_sample(stats, s, ycls, yreg, w, crit, 1.0)
-        wn += w[s]
+        ws = w[s]
+        if is_reg:
+            y = yreg[s]
+            stats[0] += ws * y
+            stats[1] += ws * y * y
+        else:
+            stats[ycls[s]] += ws
+        wn += ws
     if absolute is not None:
         imp = abs_impurity(samps, lo, hi, tgt, wn)
     else:
@@ -350,36 +356,51 @@ def _make_scratch(n_samples, n_features, S, seed):
 
 
 @njit
-def _heap_push(heap, size, key, node):
-    """Push ``node`` on a max-heap ordered by ``key[node]``."""
-    i = size
-    heap[i] = node
-    while i > 0:
-        p = (i - 1) // 2
-        if key[heap[p]] >= key[heap[i]]:
-            break
-        heap[p], heap[i] = heap[i], heap[p]
-        i = p
+def _sift_up(heap, hole, top, node, key):
+    """libstdc++ ``__push_heap``: move ``node`` up from ``hole`` towards ``top``."""
+    parent = (hole - 1) // 2
+    while hole > top and key[heap[parent]] < key[node]:
+        heap[hole] = heap[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap[hole] = node
+
+
+@njit
+def heap_push(heap, size, key, node):
+    """``push_back`` + ``std::push_heap`` on a max-heap of node ids ordered by ``key[node]``.
+
+    The frontier of best-first growth is the same binary heap scikit-learn keeps with the C++
+    standard library, so that splits of equal improvement are expanded in the same order.
+    """
+    heap[size] = node
+    _sift_up(heap, size, 0, node, key)
     return size + 1
 
 
 @njit
-def _heap_pop(heap, size, key):
+def heap_pop(heap, size, key):
+    """``std::pop_heap`` + ``back`` + ``pop_back``: remove and return the maximum."""
     top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and key[heap[c + 1]] > key[heap[c]]:
-            c += 1
-        if key[heap[c]] <= key[heap[i]]:
-            break
-        heap[c], heap[i] = heap[i], heap[c]
-        i = c
-    return top, size
+    n = size - 1
+    value = heap[n]
+    heap[n] = top
+    # libstdc++ __adjust_heap on heap[0:n] with the hole at 0
+    hole = 0
+    child = 0
+    while child < (n - 1) // 2:
+        child = 2 * (child + 1)
+        if key[heap[child]] < key[heap[child - 1]]:
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if (n & 1) == 0 and child == (n - 2) // 2:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    if n > 0:
+        _sift_up(heap, hole, 0, value, key)
+    return top, n
 
 
 @njit
@@ -468,10 +489,10 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
                    fnode, value, scratch, absolute)
         node_count = np.int64(1)
         key = fnode[:, F_IMPROVEMENT]
-        hsize = _heap_push(heap, root, key, root)
+        hsize = heap_push(heap, root, key, root)
         while hsize > 0:
             key = fnode[:, F_IMPROVEMENT]
-            node, hsize = _heap_pop(heap, hsize, key)
+            node, hsize = heap_pop(heap, hsize, key)
             depth = inode[node, I_DEPTH]
             if depth > max_depth:
                 max_depth = depth
@@ -504,7 +525,7 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
             _open_node(right, mid, hi, depth + 1, dense, sparse, tgt, crit, iparams, fparams,
                        inode, fnode, value, scratch, absolute)
             key = fnode[:, F_IMPROVEMENT]
-            hsize = _heap_push(heap, hsize, key, left)
-            hsize = _heap_push(heap, hsize, key, right)
+            hsize = heap_push(heap, hsize, key, left)
+            hsize = heap_push(heap, hsize, key, right)
     return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
         node_count, max_depth

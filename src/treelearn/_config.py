@@ -4,6 +4,10 @@ Every kernel is compiled for exactly one signature (float32 feature values, floa
 weights, int32 sample indices, int64 node indices) so that the on-disk cache is small and the first
 fit in a fresh process only loads, never compiles.
 
+Caveat for developers: Numba's cache checks only the source file of the cached function itself,
+not of the kernels it calls, so after editing a kernel delete ``src/treelearn/**/__pycache__/*.nb?``
+(installs are unaffected: installing rewrites every file).
+
 Setting the environment variable ``NUMBA_DISABLE_JIT=1`` turns every kernel into plain Python;
 the test suite uses that mode to measure coverage of the kernel lines.
 """

@@ -135,8 +135,17 @@ def split_proxy(
             if nk > 0.0:
                 el = wl * nk / w
                 er = wr * nk / w
-                chi += (left[k] - el) * (left[k] - el) / el + (right[k] - er) * (right[k] - er) / er
+                chi += (left[k] - el) * (left[k] - el) / el
+                chi += (right[k] - er) * (right[k] - er) / er
         return chi
+    if crit == MISCLASSIFICATION:
+        # -(misclassified weight), exact for integer weights so that tied cuts stay tied
+        ml = 0.0
+        mr = 0.0
+        for k in range(left.shape[0]):
+            ml = max(ml, left[k])
+            mr = max(mr, right[k])
+        return (ml - wl) + (mr - wr)
     return -wr * node_impurity(right, wr, crit) - wl * node_impurity(left, wl, crit)
 
 

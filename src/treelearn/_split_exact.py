@@ -21,10 +21,20 @@ unless ``max_features`` draws a random order), then smaller thresholds.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._config import FEATURE_THRESHOLD, njit
-from ._criteria import ABSOLUTE_ERROR, SQUARED_ERROR, split_proxy
+from ._criteria import (
+    ABSOLUTE_ERROR,
+    ENTROPY,
+    GINI,
+    LN2,
+    MISCLASSIFICATION,
+    SQUARED_ERROR,
+    split_proxy,
+)
 
 # ------------------------------------------------------------------------------------------------
 # Node statistics
@@ -195,7 +205,42 @@ def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn,
                 and nl >= min_leaf and nn - nl >= min_leaf):
             wr = wn - wl
             if wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0:
-                if crit == ABSOLUTE_ERROR:
+                # The common criteria are written out here rather than calling
+                # _criteria.split_proxy: a call with array arguments in this loop costs ~100 ns
+                # per cut in reference counting (measured), five times the arithmetic. The
+                # expressions are split_proxy's, term for term (tests compare both).
+                if crit == SQUARED_ERROR:
+                    r0 = node_stats[0] - left[0]
+                    sc = left[0] * left[0] / wl + r0 * r0 / wr
+                elif crit == GINI:
+                    sql = 0.0
+                    sqr = 0.0
+                    for k in range(S):
+                        r = node_stats[k] - left[k]
+                        sql += left[k] * left[k]
+                        sqr += r * r
+                    sc = -wr * (1.0 - sqr / (wr * wr)) - wl * (1.0 - sql / (wl * wl))
+                elif crit == ENTROPY:
+                    hl = 0.0
+                    hr = 0.0
+                    for k in range(S):
+                        c = left[k]
+                        if c > 0.0:
+                            p = c / wl
+                            hl -= p * (math.log(p) / LN2)
+                        c = node_stats[k] - left[k]
+                        if c > 0.0:
+                            p = c / wr
+                            hr -= p * (math.log(p) / LN2)
+                    sc = -wr * hr - wl * hl
+                elif crit == MISCLASSIFICATION:
+                    ml = 0.0
+                    mr = 0.0
+                    for k in range(S):
+                        ml = max(ml, left[k])
+                        mr = max(mr, node_stats[k] - left[k])
+                    sc = (ml - wl) + (mr - wr)
+                elif crit == ABSOLUTE_ERROR:
                     sc = -(cost_l[nl] + cost_r[nl])
                 else:
                     for k in range(S):
@@ -222,8 +267,14 @@ def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn,
             zero_done = True
         else:
             s = samps[i]
-            add_sample(left, s, ycls, yreg, w, crit, 1.0)
-            wl += w[s]
+            ws = w[s]
+            if crit >= SQUARED_ERROR:  # add_sample, written out (see above)
+                y = yreg[s]
+                left[0] += ws * y
+                left[1] += ws * y * y
+            else:
+                left[ycls[s]] += ws
+            wl += ws
             nl += 1
             i += 1
         prev = v

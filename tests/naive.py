@@ -1,0 +1,337 @@
+"""Slow, plain-Python reference twins of treelearn's kernels.
+
+Each function here recomputes from scratch what a kernel computes incrementally, with the
+formulas written as the literature writes them. Tests compare kernels against these on fixed and
+random (hypothesis) inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+GINI, ENTROPY, MISCLASSIFICATION, GAIN_RATIO, CHI2, SQUARED_ERROR, ABSOLUTE_ERROR = range(7)
+FEATURE_THRESHOLD = np.float32(1e-7)
+EPSILON = float(np.finfo(np.float64).eps)
+RAND_R_MAX = 0x7FFFFFFF
+
+
+# -- impurities --------------------------------------------------------------------------------
+
+
+def entropy(counts) -> float:
+    """``-sum p log2 p`` over the non-empty classes."""
+    total = float(sum(counts))
+    return -sum((c / total) * math.log2(c / total) for c in counts if c > 0)
+
+
+def gini(counts) -> float:
+    total = float(sum(counts))
+    return 1.0 - sum((c / total) ** 2 for c in counts)
+
+
+def misclassification(counts) -> float:
+    total = float(sum(counts))
+    return 1.0 - max(counts) / total
+
+
+def weighted_median(ys, ws) -> float:
+    """Smallest y whose cumulative weight reaches half; the mean with the next one on equality."""
+    order = sorted(range(len(ys)), key=lambda i: (ys[i], i))
+    total = sum(ws)
+    cum = 0.0
+    for pos, i in enumerate(order):
+        cum += ws[i]
+        if cum >= total / 2:
+            if cum == total / 2 and pos + 1 < len(order):
+                return (ys[i] + ys[order[pos + 1]]) / 2
+            return ys[i]
+    return ys[order[-1]]
+
+
+def min_abs_cost(ys, ws) -> float:
+    """``min_m sum w |y - m|`` by trying every y as m (a weighted median is among them)."""
+    if len(ys) == 0:
+        return 0.0
+    return min(sum(w * abs(y - m) for y, w in zip(ys, ws, strict=True)) for m in ys)
+
+
+def node_impurity(ys, ws, crit, n_classes=None) -> float:
+    """Impurity of a node holding targets ``ys`` with weights ``ws``."""
+    W = float(sum(ws))
+    if crit == SQUARED_ERROR:
+        mean = sum(w * y for y, w in zip(ys, ws, strict=True)) / W
+        return sum(w * (y - mean) ** 2 for y, w in zip(ys, ws, strict=True)) / W
+    if crit == ABSOLUTE_ERROR:
+        return min_abs_cost(ys, ws) / W
+    counts = class_weights(ys, ws, n_classes)
+    if crit == GINI:
+        return gini(counts)
+    if crit == MISCLASSIFICATION:
+        return misclassification(counts)
+    return entropy(counts)
+
+
+def class_weights(ys, ws, n_classes):
+    counts = [0.0] * n_classes
+    for y, w in zip(ys, ws, strict=True):
+        counts[int(y)] += w
+    return counts
+
+
+def split_score(yl, wl, yr, wr, crit, n_classes=None) -> float:
+    """Quality of a split (larger is better), straight from the definitions."""
+    Wl, Wr = float(sum(wl)), float(sum(wr))
+    W = Wl + Wr
+    if crit == MISCLASSIFICATION:
+        # minus the misclassified weight (exact for integer weights)
+        return -(Wl - max(class_weights(yl, wl, n_classes))) - (
+            Wr - max(class_weights(yr, wr, n_classes)))
+    if crit == SQUARED_ERROR:
+        # SSE_l + SSE_r = sum w y^2 - (S_l^2 / W_l + S_r^2 / W_r) with S = sum w y: the first
+        # term is the same for every cut, so the cut maximising S_l^2/W_l + S_r^2/W_r is the one
+        # minimising the squared error (written this way, equal partitions round equally).
+        sl = sum(w * y for y, w in zip(yl, wl, strict=True))
+        sr = sum(w * y for y, w in zip(yr, wr, strict=True))
+        return sl * sl / Wl + sr * sr / Wr
+    if crit in (GINI, ENTROPY, ABSOLUTE_ERROR):
+        # minus the weighted children impurity: the same order as the impurity decrease
+        return -(Wl * node_impurity(yl, wl, crit, n_classes)
+                 + Wr * node_impurity(yr, wr, crit, n_classes))
+    cl = class_weights(yl, wl, n_classes)
+    cr = class_weights(yr, wr, n_classes)
+    if crit == GAIN_RATIO:
+        parent = [a + b for a, b in zip(cl, cr, strict=True)]
+        gain = entropy(parent) - Wl / W * entropy(cl) - Wr / W * entropy(cr)
+        split_info = -(Wl / W) * math.log2(Wl / W) - (Wr / W) * math.log2(Wr / W)
+        return gain / split_info
+    if crit == CHI2:
+        chi = 0.0
+        for k in range(n_classes):
+            nk = cl[k] + cr[k]
+            for obs, side in ((cl[k], Wl), (cr[k], Wr)):
+                exp = side * nk / W
+                if exp > 0:
+                    chi += (obs - exp) ** 2 / exp
+        return chi
+    raise ValueError(crit)
+
+
+# -- scikit-learn's random number generator and feature draw --------------------------------------
+
+
+class RandR:
+    """scikit-learn's ``our_rand_r``: xorshift on a 32-bit state, results modulo 2**31."""
+
+    def __init__(self, seed: int):
+        self.state = seed
+
+    def next(self) -> int:
+        s = self.state or 1
+        s ^= (s << 13) % 2**32
+        s ^= s >> 17
+        s ^= (s << 5) % 2**32
+        self.state = s
+        return s % (RAND_R_MAX + 1)
+
+    def randint(self, low: int, high: int) -> int:
+        return low + self.next() % (high - low)
+
+    def uniform(self, low: float, high: float) -> float:
+        return (high - low) * float(self.next()) / float(RAND_R_MAX) + low
+
+
+# -- a whole tree, recursively ----------------------------------------------------------------------
+
+
+def _is_constant(v):
+    return v.max() <= v.min() + FEATURE_THRESHOLD
+
+
+def naive_tree(X, y, w, crit, *, n_classes=None, max_depth=2**31 - 1, min_samples_split=2,
+               min_samples_leaf=1, min_weight_leaf=0.0, min_impurity_decrease=0.0,
+               max_features=None, seed=0, random_split=False):
+    """Grow a depth-first tree by brute force; return its node arrays as a dict of lists.
+
+    Every candidate cut of every drawn feature is scored with :func:`split_score` computed from
+    the raw targets of the two sides. Features are drawn like scikit-learn (Fisher-Yates with
+    its generator and constant-feature bookkeeping), so that ties are broken the same way.
+    """
+    X = np.asarray(X, dtype=np.float32)
+    n, F = X.shape
+    max_features = F if max_features is None else max_features
+    min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
+    rng = RandR(seed)
+    features = list(range(F))
+    constant_features = [0] * F
+    W_total = float(np.sum(w))
+    out = {k: [] for k in ("left", "right", "feature", "threshold", "impurity", "n", "w", "value")}
+
+    def leaf_value(idx):
+        if crit >= SQUARED_ERROR:
+            ys = [y[i] for i in idx]
+            ws = [w[i] for i in idx]
+            if crit == SQUARED_ERROR:
+                return [sum(a * b for a, b in zip(ys, ws, strict=True)) / sum(ws)]
+            return [weighted_median(ys, ws)]
+        counts = class_weights([y[i] for i in idx], [w[i] for i in idx], n_classes)
+        total = sum(counts)
+        return [c / total for c in counts]
+
+    def add(idx):
+        node = len(out["left"])
+        ys = [y[i] for i in idx]
+        ws = [w[i] for i in idx]
+        out["left"].append(-1)
+        out["right"].append(-1)
+        out["feature"].append(-2)
+        out["threshold"].append(-2.0)
+        out["impurity"].append(node_impurity(ys, ws, crit, n_classes))
+        out["n"].append(len(idx))
+        out["w"].append(float(sum(ws)))
+        out["value"].append(leaf_value(idx))
+        return node
+
+    def draw(idx, n_known):
+        """The drawn non-constant features (and random thresholds), scikit-learn's order."""
+        f_i, visited, found, drawn, total = F, 0, 0, 0, n_known
+        chosen = []
+        while f_i > total and (visited < max_features or visited <= found + drawn):
+            visited += 1
+            f_j = rng.randint(drawn, f_i - found)
+            if f_j < n_known:
+                features[drawn], features[f_j] = features[f_j], features[drawn]
+                drawn += 1
+                continue
+            f_j += found
+            f = features[f_j]
+            v = X[idx, f]
+            if _is_constant(v):
+                features[f_j], features[total] = features[total], features[f_j]
+                found += 1
+                total += 1
+                continue
+            f_i -= 1
+            features[f_i], features[f_j] = features[f_j], features[f_i]
+            thr = None
+            if random_split:
+                lo, hi = float(v.min()), float(v.max())
+                thr = rng.uniform(lo, hi)
+                if thr == hi:
+                    thr = lo
+            chosen.append((f, thr))
+        features[:n_known] = constant_features[:n_known]
+        constant_features[n_known:total] = features[n_known:total]
+        return chosen, total
+
+    def best_split(idx, chosen):
+        best = (-np.inf, None, None)
+        for f, rthr in chosen:
+            order = sorted(idx, key=lambda i: (X[i, f], i))
+            vals = X[order, f]
+            for p in range(1, len(order)):
+                a, b = vals[p - 1], vals[p]
+                if not b > a + FEATURE_THRESHOLD:
+                    continue
+                if rthr is not None and not (a <= rthr < b):
+                    continue
+                left, right = order[:p], order[p:]
+                if len(left) < min_samples_leaf or len(right) < min_samples_leaf:
+                    continue
+                wl = [w[i] for i in left]
+                wr = [w[i] for i in right]
+                if sum(wl) < min_weight_leaf or sum(wr) < min_weight_leaf:
+                    continue
+                if sum(wl) <= 0 or sum(wr) <= 0:
+                    continue
+                sc = split_score([y[i] for i in left], wl, [y[i] for i in right], wr, crit,
+                                 n_classes)
+                if sc > best[0]:
+                    if rthr is not None:
+                        thr = rthr
+                    else:
+                        thr = float(a) / 2 + float(b) / 2
+                        if thr == float(b):
+                            thr = float(a)
+                    best = (sc, f, thr)
+        return best
+
+    def grow(idx, depth, parent, is_left, n_known):
+        node = add(idx)
+        if parent >= 0:
+            out["left" if is_left else "right"][parent] = node
+        imp, W = out["impurity"][node], out["w"][node]
+        if (depth >= max_depth or len(idx) < min_samples_split or len(idx) < 2 * min_samples_leaf
+                or W < 2 * min_weight_leaf or imp <= EPSILON):
+            return
+        chosen, n_total = draw(np.asarray(idx), n_known)
+        sc, f, thr = best_split(idx, chosen)
+        if f is None:
+            return
+        left = [i for i in idx if X[i, f] <= thr]
+        right = [i for i in idx if X[i, f] > thr]
+        Wl = float(sum(w[i] for i in left))
+        Wr = float(sum(w[i] for i in right))
+        imp_l = node_impurity([y[i] for i in left], [w[i] for i in left], crit, n_classes)
+        imp_r = node_impurity([y[i] for i in right], [w[i] for i in right], crit, n_classes)
+        improvement = W / W_total * (imp - Wr / W * imp_r - Wl / W * imp_l)
+        if improvement + EPSILON < min_impurity_decrease:
+            return
+        out["feature"][node] = f
+        out["threshold"][node] = thr
+        grow(left, depth + 1, node, True, n_total)
+        grow(right, depth + 1, node, False, n_total)
+
+    grow(list(range(n)), 0, -1, False, 0)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def naive_apply(X, left, right, feature, threshold):
+    """Leaf of every row, following ``x[feature] <= threshold`` (x in float32)."""
+    X = np.asarray(X, dtype=np.float32)
+    out = []
+    for row in X:
+        node = 0
+        while left[node] != -1:
+            node = left[node] if row[feature[node]] <= threshold[node] else right[node]
+        out.append(node)
+    return np.asarray(out)
+
+
+def naive_ccp_path(left, right, weighted_n, impurity):
+    """Weakest-link pruning by rescanning every node after each collapse (Breiman et al. 1984).
+
+    Returns the effective alphas (starting with 0) and total leaf risks of the subtrees.
+    """
+    n = len(left)
+    r = [weighted_n[i] * impurity[i] / weighted_n[0] for i in range(n)]
+    collapsed = [left[i] == -1 for i in range(n)]
+
+    def leaves(i):
+        if collapsed[i]:
+            return [i]
+        return leaves(left[i]) + leaves(right[i])
+
+    def alive(i, acc):
+        acc.append(i)
+        if not collapsed[i]:
+            alive(left[i], acc)
+            alive(right[i], acc)
+        return acc
+
+    alphas = [0.0]
+    risks = [sum(r[i] for i in leaves(0))]
+    while not collapsed[0]:
+        best, best_i = np.inf, -1
+        for i in sorted(alive(0, [])):
+            if collapsed[i]:
+                continue
+            lv = leaves(i)
+            a = (r[i] - sum(r[j] for j in lv)) / (len(lv) - 1)
+            if a < best:
+                best, best_i = a, i
+        collapsed[best_i] = True
+        alphas.append(best)
+        risks.append(sum(r[i] for i in leaves(0)))
+    return np.asarray(alphas), np.asarray(risks)

@@ -1,0 +1,204 @@
+"""Kernels against their plain-Python twins in tests/naive.py (fixed and random inputs)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import naive
+from treelearn import _builder, _criteria, _split_exact
+from treelearn._criteria import node_impurity, split_proxy
+
+CLASS_CRITS = [naive.GINI, naive.ENTROPY, naive.MISCLASSIFICATION, naive.GAIN_RATIO, naive.CHI2]
+
+counts_st = arrays(np.float64, st.integers(2, 5),
+                   elements=st.floats(0, 50, allow_nan=False).map(lambda x: float(round(x))))
+
+
+@given(counts_st)
+def test_class_impurities_match_definitions(counts):
+    if counts.sum() == 0:
+        counts[0] = 1.0
+    w = counts.sum()
+    assert node_impurity(counts, w, _criteria.GINI) == pytest.approx(naive.gini(counts))
+    assert node_impurity(counts, w, _criteria.ENTROPY) == pytest.approx(naive.entropy(counts))
+    assert node_impurity(counts, w, _criteria.MISCLASSIFICATION) == pytest.approx(
+        naive.misclassification(counts))
+
+
+@given(counts_st, counts_st)
+def test_split_scores_order_like_the_definitions(a, b):
+    """For each criterion the kernel's proxy is the naive score up to a constant per node."""
+    K = min(a.size, b.size)
+    left = a[:K].copy()
+    right = b[:K].copy()
+    left[0] += 1
+    right[-1] += 1
+    wl, wr = left.sum(), right.sum()
+    parent = node_impurity(left + right, wl + wr, _criteria.ENTROPY)
+    ys_l = np.repeat(np.arange(K), left.astype(int))
+    ys_r = np.repeat(np.arange(K), right.astype(int))
+    for crit in CLASS_CRITS:
+        got = split_proxy(left, right, wl, wr, crit, parent)
+        want = naive.split_score(list(ys_l), [1.0] * len(ys_l), list(ys_r), [1.0] * len(ys_r),
+                                 crit, K)
+        if crit in (naive.GINI, naive.ENTROPY, naive.MISCLASSIFICATION):
+            # the proxy drops nothing: -sum_c w_c impurity_c
+            assert got == pytest.approx(want, abs=1e-9)
+        else:
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
+@given(arrays(np.float64, st.integers(1, 40), elements=st.floats(-100, 100)),
+       st.integers(0, 2**31 - 1))
+def test_prefix_abs_cost_matches_brute_force(ys, seed):
+    ws = np.random.default_rng(seed).integers(1, 4, ys.size).astype(float)
+    out = np.empty(ys.size + 1)
+    _split_exact.prefix_abs_cost(ys, ws, out)
+    for i in range(ys.size + 1):
+        assert out[i] == pytest.approx(naive.min_abs_cost(list(ys[:i]), list(ws[:i])),
+                                       rel=1e-9, abs=1e-7)
+
+
+@given(arrays(np.float64, st.integers(1, 30), elements=st.floats(-10, 10)),
+       st.integers(0, 2**31 - 1))
+def test_weighted_median_matches_definition(ys, seed):
+    ws = np.random.default_rng(seed).integers(1, 4, ys.size).astype(float)
+    assert _split_exact.weighted_median(ys, ws) == naive.weighted_median(list(ys), list(ws))
+
+
+@given(st.integers(0, 2**31 - 2), st.integers(1, 30))
+def test_rand_r_matches_twin(seed, n):
+    state = np.array([seed], dtype=np.int64)
+    twin = naive.RandR(seed)
+    for _ in range(n):
+        assert _builder.rand_r(state) == twin.next()
+    assert _builder.rand_int(3, 17, state) == twin.randint(3, 17)
+    assert _builder.rand_uniform(-1.5, 2.0, state) == twin.uniform(-1.5, 2.0)
+
+
+def _scan_naive(vals, ys, ws, crit, K, min_leaf=1, min_wleaf=0.0):
+    """Best cut of sorted values by brute force: (score, threshold, n_left)."""
+    best = (-np.inf, np.nan, -1)
+    for p in range(1, len(vals)):
+        if not vals[p] > vals[p - 1] + naive.FEATURE_THRESHOLD:
+            continue
+        if p < min_leaf or len(vals) - p < min_leaf:
+            continue
+        if sum(ws[:p]) < min_wleaf or sum(ws[p:]) < min_wleaf:
+            continue
+        sc = naive.split_score(list(ys[:p]), list(ws[:p]), list(ys[p:]), list(ws[p:]), crit, K)
+        if sc > best[0] + 1e-9 * max(1.0, abs(best[0])) or best[2] < 0:
+            thr = float(vals[p - 1]) / 2 + float(vals[p]) / 2
+            best = (sc, thr, p)
+    return best
+
+
+@pytest.mark.parametrize("crit", CLASS_CRITS + [naive.SQUARED_ERROR, naive.ABSOLUTE_ERROR])
+@pytest.mark.parametrize("min_leaf", [1, 3])
+def test_scan_feature_finds_the_brute_force_cut(crit, min_leaf):
+    rng = np.random.default_rng(crit * 10 + min_leaf)
+    for _ in range(15):
+        n = int(rng.integers(2, 25))
+        vals = np.sort(rng.integers(0, 8, n).astype(np.float32))  # ties on purpose
+        idx = rng.permutation(n).astype(np.int32)
+        K = 3
+        if crit >= naive.SQUARED_ERROR:
+            y = rng.normal(size=n)
+            ycls = np.zeros(0, np.int32)
+            S = 2
+        else:
+            y = rng.integers(0, K, n)
+            ycls = y.astype(np.int32)
+            S = K
+        w = rng.integers(1, 3, n).astype(float)
+        yreg = y.astype(float)
+        ys = y[idx]
+        ws = w[idx]
+        stats = np.zeros(S)
+        for s in idx:
+            _split_exact.add_sample(stats, s, ycls, yreg, w, crit, 1.0)
+        wn = w.sum()
+        pimp = node_impurity(stats, wn, crit) if crit < naive.ABSOLUTE_ERROR else 0.0
+        cost_l = np.empty(n + 1)
+        cost_r = np.empty(n + 1)
+        _split_exact.fill_abs_costs(idx, 0, n, (ycls, yreg, w), cost_l, cost_r)
+        best_left = np.empty(S)
+        sc, thr, nl, wl = _split_exact.scan_feature(
+            vals, idx, 0, n, -1, 0, stats, 0.0, (ycls, yreg, w), stats, wn, n, crit, pimp,
+            min_leaf, 0.0, np.nan, np.empty(S), np.empty(S), best_left, cost_l, cost_r)
+        want = _scan_naive(vals, ys, ws, crit, K, min_leaf)
+        if want[2] < 0:
+            assert sc == -np.inf
+            continue
+        assert wl == pytest.approx(ws[:nl].sum())
+        if crit == naive.ABSOLUTE_ERROR:
+            # equal-cost cuts are common (moving a sample between the two medians costs
+            # nothing) and rounding picks among them: the chosen cut must be optimal
+            got = naive.split_score(list(ys[:nl]), list(ws[:nl]), list(ys[nl:]), list(ws[nl:]),
+                                    crit, K)
+            assert got == pytest.approx(want[0], rel=1e-9, abs=1e-9)
+            assert vals[nl] > vals[nl - 1]
+        else:
+            assert nl == want[2]
+            assert thr == want[1]
+
+
+def test_sparse_bucket_groups_and_sorts_non_zeros(rng):
+    import scipy.sparse as sp
+
+    dense = rng.integers(-2, 3, (30, 6)).astype(np.float32) * (rng.random((30, 6)) < 0.4)
+    X = sp.csr_matrix(dense)
+    samples = rng.permutation(30).astype(np.int32)
+    lo, hi = 5, 25
+    offsets, bvals, bsamps = _split_exact.bucket_sparse(
+        X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, samples, lo, hi, 6)
+    node = set(samples[lo:hi].tolist())
+    for f in range(6):
+        got = list(zip(bvals[offsets[f]:offsets[f + 1]], bsamps[offsets[f]:offsets[f + 1]],
+                       strict=True))
+        want = sorted(((dense[s, f], s) for s in node if dense[s, f] != 0),
+                      key=lambda t: t[0])
+        assert [v for v, _ in got] == [v for v, _ in want]
+        assert sorted(s for _, s in got) == sorted(s for _, s in want)
+        mn, mx = _split_exact.sparse_feature_range(offsets, bvals, f, hi - lo)
+        col = dense[list(node), f]
+        assert (mn, mx) == (col.min(), col.max())
+        for s in node:
+            assert _split_exact.sparse_value(X.indptr.astype(np.int64),
+                                             X.indices.astype(np.int32), X.data, s, f) \
+                == dense[s, f]
+
+
+@given(st.integers(2, 60), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_partition_dense_is_stable_and_keeps_sorting(n, F, seed):
+    from treelearn._features import presort
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 5, (n, F)).astype(np.float32)
+    sval, sidx = presort(X)
+    goes_left = rng.random(n) < 0.5
+    _split_exact.partition_dense(sval, sidx, 0, n, goes_left)
+    nl = int(goes_left.sum())
+    for f in range(F):
+        left, right = sidx[f, :nl], sidx[f, nl:]
+        assert goes_left[left].all() and not goes_left[right].any()
+        for part in (slice(0, nl), slice(nl, n)):
+            v = sval[f, part]
+            assert np.all(np.diff(v) >= 0)
+            assert np.array_equal(v, X[sidx[f, part], f])
+
+
+def test_libstdcxx_heap_pops_in_priority_order():
+    rng = np.random.default_rng(1)
+    key = rng.integers(0, 5, 200).astype(float)  # many ties
+    heap = np.empty(200, dtype=np.int64)
+    size = 0
+    for i in range(200):
+        size = _builder.heap_push(heap, size, key, i)
+    popped = []
+    while size:
+        node, size = _builder.heap_pop(heap, size, key)
+        popped.append(key[node])
+    assert popped == sorted(popped, reverse=True)
