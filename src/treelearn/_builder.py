@@ -100,15 +100,8 @@ def _grow(inode, fnode, value, needed):
 
 
 @njit
-def _node_samples(dense, sparse):
-    if sparse is not None:
-        return sparse[3]
-    return dense[1][0]
-
-
-@njit
-def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, inode, fnode,
-               value, scratch, absolute):
+def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams, inode,
+               fnode, value, scratch, absolute):
     """Fill row ``node`` of the table for samples ``[lo, hi)`` and search its split.
 
     On return ``inode[node, I_FEATURE]`` is the split feature (or TREE_UNDEFINED for a leaf),
@@ -119,7 +112,9 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
      goes_left, mark) = scratch
     n_features = perm.shape[0]
     S = res_left.shape[1]
-    samps = _node_samples(dense, sparse)
+    # ``samps[lo:hi]`` are the node's samples: sparse fits keep their own buffer, dense fits read
+    # the first presorted row (any row holds the node's samples).
+    samps = samples
     nn = hi - lo
 
     stats = np.zeros(S)
@@ -181,7 +176,7 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
     bvals = np.zeros(0, dtype=np.float32)
     bsamps = np.zeros(0, dtype=np.int32)
     if sparse is not None:
-        offsets, bvals, bsamps = bucket_sparse(sparse[0], sparse[1], sparse[2], sparse[3], lo, hi,
+        offsets, bvals, bsamps = bucket_sparse(sparse[0], sparse[1], sparse[2], samples, lo, hi,
                                                n_features)
     # Which features to examine, in which order (and, for the random splitter, at which
     # threshold): scikit-learn's Fisher-Yates draw, so equal splits are broken as it breaks them.
@@ -203,9 +198,11 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
             continue
         f_j += n_found
         f = perm[f_j]
+        mn = np.float32(0.0)
+        mx = np.float32(0.0)
         if sparse is not None:
             mn, mx = sparse_feature_range(offsets, bvals, f, nn)
-        else:
+        if dense is not None:
             mn = dense[0][f, lo]
             mx = dense[0][f, hi - 1]
         if mx <= mn + FEATURE_THRESHOLD:
@@ -234,10 +231,10 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
         return
 
     if sparse is not None:
-        eval_sparse(feats, m, offsets, bvals, bsamps, sparse[3], lo, hi, tgt, stats, wn, crit,
+        eval_sparse(feats, m, offsets, bvals, bsamps, samples, lo, hi, tgt, stats, wn, crit,
                     imp, min_leaf, min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl,
                     res_left, mark, absolute)
-    else:
+    if dense is not None:
         eval_dense(feats, m, dense[0], dense[1], lo, hi, tgt, stats, wn, crit, imp, min_leaf,
                    min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute)
 
@@ -256,7 +253,7 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
     thr = res_thr[best]
 
     if absolute is not None:
-        _mark_left(dense, sparse, lo, hi, f, thr, nl, goes_left)
+        _mark_left(dense, sparse, samples, lo, hi, f, thr, nl, goes_left)
         imp_l, imp_r = _children_abs_impurity(samps, lo, hi, tgt, goes_left, wl, wr)
         _unmark(samps, lo, hi, goes_left)
     else:
@@ -276,14 +273,14 @@ def _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, 
 
 
 @njit
-def _mark_left(dense, sparse, lo, hi, f, thr, nl, goes_left):
+def _mark_left(dense, sparse, samples, lo, hi, f, thr, nl, goes_left):
     """Set ``goes_left[s] = True`` for the node's samples with ``X[s, f] <= thr``."""
     if sparse is not None:
-        indptr, indices, xdata, samples = sparse
+        indptr, indices, xdata = sparse
         for i in range(lo, hi):
             s = samples[i]
             goes_left[s] = sparse_value(indptr, indices, xdata, s, f) <= thr
-    else:
+    if dense is not None:
         sidx = dense[1]
         for i in range(lo, lo + nl):
             goes_left[sidx[f, i]] = True
@@ -317,21 +314,19 @@ def _children_abs_impurity(samps, lo, hi, tgt, goes_left, wl, wr):
 
 
 @njit
-def _split_node(node, dense, sparse, inode, fnode, goes_left):
+def _split_node(node, dense, sparse, samples, inode, fnode, goes_left):
     """Partition the node's samples by its split; return the boundary index."""
     lo = inode[node, I_LO]
     hi = inode[node, I_HI]
     f = inode[node, I_FEATURE]
-    _mark_left(dense, sparse, lo, hi, f, fnode[node, F_THRESHOLD], inode[node, I_NLEFT],
-               goes_left)
+    _mark_left(dense, sparse, samples, lo, hi, f, fnode[node, F_THRESHOLD],
+               inode[node, I_NLEFT], goes_left)
+    mid = lo + inode[node, I_NLEFT]
     if sparse is not None:
-        samples = sparse[3]
         mid = lo + partition_samples(samples, lo, hi, goes_left)
-        _unmark(samples, lo, hi, goes_left)
-    else:
+    if dense is not None:
         partition_dense(dense[0], dense[1], lo, hi, goes_left)
-        mid = lo + inode[node, I_NLEFT]
-        _unmark(dense[1][0], lo, hi, goes_left)
+    _unmark(samples, lo, hi, goes_left)
     return mid
 
 
@@ -404,7 +399,8 @@ def heap_pop(heap, size, key):
 
 
 @njit
-def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparams, absolute):
+def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparams, fparams,
+          absolute):
     """Grow a tree; return ``(inode, fnode, value, node_count, max_depth)``.
 
     Parameters
@@ -412,8 +408,12 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
     dense : tuple or None
         ``(sval, sidx)``: the presorted values and sample ids, shape (n_features, n_samples).
     sparse : tuple or None
-        ``(indptr, indices, data, samples)``: CSR arrays and a buffer of sample ids. Exactly one
-        of ``dense`` and ``sparse`` is given; the other's code is pruned at compile time.
+        ``(indptr, indices, data)``: CSR arrays. Exactly one of ``dense`` and ``sparse`` is
+        given; every access to either sits under ``if <it> is not None``, so Numba prunes the
+        absent one's code at compile time.
+    samples : ndarray
+        int32 sample ids whose ranges ``[lo, hi)`` are the nodes: for dense data the first row
+        of ``sidx`` (partitioned along with it), for sparse data a buffer of its own.
     tgt : tuple
         ``(ycls, yreg, w)``: int32 class codes, float64 targets, float64 sample weights.
     crit, S, V : int
@@ -453,13 +453,13 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
             if parent >= 0:
                 inode[parent, I_LEFT if is_left else I_RIGHT] = node
             inode[node, I_NCONST] = nconst
-            _open_node(node, lo, hi, depth, dense, sparse, tgt, crit, iparams, fparams, inode, fnode,
+            _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams, inode, fnode,
                        value, scratch, absolute)
             if depth > max_depth:
                 max_depth = depth
             if inode[node, I_FEATURE] == TREE_UNDEFINED:
                 continue
-            mid = _split_node(node, dense, sparse, inode, fnode, goes_left)
+            mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
             if top + 2 > scap:
                 s2 = np.empty((2 * scap, 6), dtype=np.int64)
                 for i in range(scap):
@@ -485,7 +485,7 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
         heap = np.empty(cap, dtype=np.int64)
         root = np.int64(0)
         inode[root, I_NCONST] = 0
-        _open_node(root, root, n_samples, root, dense, sparse, tgt, crit, iparams, fparams, inode,
+        _open_node(root, root, n_samples, root, dense, sparse, samples, tgt, crit, iparams, fparams, inode,
                    fnode, value, scratch, absolute)
         node_count = np.int64(1)
         key = fnode[:, F_IMPROVEMENT]
@@ -505,7 +505,7 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
             max_splits -= 1
             lo = inode[node, I_LO]
             hi = inode[node, I_HI]
-            mid = _split_node(node, dense, sparse, inode, fnode, goes_left)
+            mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
             inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
             if heap.shape[0] < node_count + 2:
                 h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
@@ -520,9 +520,9 @@ def build(dense, sparse, tgt, n_samples, n_features, crit, S, V, iparams, fparam
             # scikit-learn's best-first builder starts every node with no known constants.
             inode[left, I_NCONST] = 0
             inode[right, I_NCONST] = 0
-            _open_node(left, lo, mid, depth + 1, dense, sparse, tgt, crit, iparams, fparams,
+            _open_node(left, lo, mid, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
                        inode, fnode, value, scratch, absolute)
-            _open_node(right, mid, hi, depth + 1, dense, sparse, tgt, crit, iparams, fparams,
+            _open_node(right, mid, hi, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
                        inode, fnode, value, scratch, absolute)
             key = fnode[:, F_IMPROVEMENT]
             hsize = heap_push(heap, hsize, key, left)

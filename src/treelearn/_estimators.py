@@ -120,11 +120,12 @@ def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) ->
 
 def _grow(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, min_impurity_decrease: float) -> Tree:
-    dense, sparse = prepare_exact(X)
+    dense, sparse, samples = prepare_exact(X)
     iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
-    inode, fnode, value, _, _ = build(dense, sparse, (ycls, yreg, w), X.shape[0], X.shape[1],
-                                      crit, n_stats, n_values, iparams, fparams, absolute)
+    inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],
+                                      X.shape[1], crit, n_stats, n_values, iparams, fparams,
+                                      absolute)
     return Tree(
         n_features=X.shape[1],
         n_classes=[n_classes],

@@ -3,7 +3,7 @@
 Dense X (float32, C order) is presorted per feature (NumPy's argsort releases the GIL, so the
 features are sorted on a small thread pool without any compiled kernel); sparse X stays CSR (float32 data, int32
 column indices, int64 row pointers, sorted indices) together with a buffer of sample ids.
-The result is the ``(dense, sparse)`` pair read by :func:`treelearn._builder.build`.
+The result is the ``(dense, sparse, samples)`` triple read by :func:`treelearn._builder.build`.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ def presort(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sval, sidx
 
 
-def prepare_exact(X) -> tuple[tuple | None, tuple | None]:
-    """Return the kernels' ``(dense, sparse)`` pair for a validated X (dense float32 or CSR).
+def prepare_exact(X) -> tuple[tuple | None, tuple | None, np.ndarray]:
+    """Return the kernels' ``(dense, sparse, samples)`` for a validated X (dense or CSR).
 
-    ``dense = (sval, sidx)`` from :func:`presort`, or ``sparse = (indptr, indices, data,
-    samples)``; the other one is None.
+    ``dense = (sval, sidx)`` from :func:`presort` with ``samples = sidx[0]``, or
+    ``sparse = (indptr, indices, data)`` with ``samples = arange(n)``; the other one is None.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=X_DTYPE)
@@ -54,7 +54,7 @@ def prepare_exact(X) -> tuple[tuple | None, tuple | None]:
             X.indptr.astype(np.int64),
             X.indices.astype(np.int32),
             np.ascontiguousarray(X.data, dtype=np.float32),
-            np.arange(X.shape[0], dtype=np.int32),
         )
-        return None, sparse
-    return presort(np.asarray(X, dtype=X_DTYPE)), None
+        return None, sparse, np.arange(X.shape[0], dtype=np.int32)
+    sval, sidx = presort(np.asarray(X, dtype=X_DTYPE))
+    return (sval, sidx), None, sidx[0]
