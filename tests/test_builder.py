@@ -1,11 +1,11 @@
 """Whole trees from the Numba builder against the recursive brute-force twin."""
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import naive
 from treelearn import DecisionTreeClassifier, DecisionTreeRegressor
 
 CLASSIFIERS = ["gini", "entropy", "misclassification", "gain_ratio", "chi2"]

@@ -1,12 +1,12 @@
 """Kernels against their plain-Python twins in tests/naive.py (fixed and random inputs)."""
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import naive
 from treelearn import _builder, _criteria, _split_exact
 from treelearn._criteria import node_impurity, split_proxy
 

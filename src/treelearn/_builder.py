@@ -172,9 +172,6 @@ def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, 
         return
 
     # Which features to examine, in which order (and, for the random splitter, at which threshold).
-    offsets = np.zeros(1, dtype=np.int64)
-    bvals = np.zeros(0, dtype=np.float32)
-    bsamps = np.zeros(0, dtype=np.int32)
     if sparse is not None:
         offsets, bvals, bsamps = bucket_sparse(sparse[0], sparse[1], sparse[2], samples, lo, hi,
                                                n_features)
@@ -330,10 +327,11 @@ def _split_node(node, dense, sparse, samples, inode, fnode, goes_left):
     return mid
 
 
-@njit
-def _make_scratch(n_samples, n_features, S, seed):
-    rng = np.empty(1, dtype=np.int64)
-    rng[0] = seed
+def make_scratch(n_samples: int, n_features: int, S: int, seed: int) -> tuple:
+    """Work arrays of a fit, allocated in Python (a tuple built inside Numba costs ~2 s of
+    compilation): feature slots, the feature permutation and known constants, the generator
+    state, random thresholds, per-feature results, and two per-sample masks."""
+    rng = np.array([seed], dtype=np.int64)
     return (
         np.empty(n_features, dtype=np.int64),
         np.arange(n_features),
@@ -398,10 +396,13 @@ def heap_pop(heap, size, key):
     return top, n
 
 
-@njit
 def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparams, fparams,
           absolute):
     """Grow a tree; return ``(inode, fnode, value, node_count, max_depth)``.
+
+    Dispatches to :func:`build_depth_first`, or to :func:`build_best_first` when
+    ``max_leaf_nodes`` is set; each is its own compiled entry point, so a fit compiles only
+    the grower it uses.
 
     Parameters
     ----------
@@ -423,109 +424,133 @@ def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparam
     absolute : ndarray or None
         Any array for the absolute-error criterion, else None (its code is then not compiled).
     """
+    grower = build_depth_first if iparams[P_MAX_LEAF_NODES] <= 0 else build_best_first
+    scratch = make_scratch(n_samples, n_features, S, int(iparams[P_SEED]))
+    return grower(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams, absolute,
+                  scratch)
+
+
+@njit
+def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
+                      absolute, scratch):
+    """Depth-first growth (preorder numbering); arguments and result as :func:`build`."""
     cap = 64
     inode = np.empty((cap, N_ICOLS), dtype=np.int64)
     fnode = np.empty((cap, N_FCOLS), dtype=np.float64)
     value = np.empty((cap, V), dtype=np.float64)
-    scratch = _make_scratch(n_samples, n_features, S, iparams[P_SEED])
     goes_left = scratch[10]
     # Typed, non-literal counters: a literal passed to a kernel compiles a specialisation.
     node_count = np.int64(0)
     max_depth = np.int64(0)
 
-    if iparams[P_MAX_LEAF_NODES] <= 0:
-        # Depth-first: (lo, hi, depth, parent, is_left, n_constant_features) per pending node.
-        scap = 64
-        stack = np.empty((scap, 6), dtype=np.int64)
-        stack[0, 0] = 0
-        stack[0, 1] = n_samples
-        stack[0, 2] = 0
-        stack[0, 3] = -1
-        stack[0, 4] = 0
-        stack[0, 5] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            lo, hi, depth, parent, is_left, nconst = stack[top]
-            inode, fnode, value = _grow(inode, fnode, value, node_count + 1)
-            node = node_count
-            node_count += 1
-            if parent >= 0:
-                inode[parent, I_LEFT if is_left else I_RIGHT] = node
-            inode[node, I_NCONST] = nconst
-            _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams, inode, fnode,
-                       value, scratch, absolute)
-            if depth > max_depth:
-                max_depth = depth
-            if inode[node, I_FEATURE] == TREE_UNDEFINED:
-                continue
-            mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
-            if top + 2 > scap:
-                s2 = np.empty((2 * scap, 6), dtype=np.int64)
-                for i in range(scap):
-                    for c in range(6):
-                        s2[i, c] = stack[i, c]
-                stack = s2
-                scap *= 2
-            stack[top, 0] = mid
-            stack[top, 1] = hi
-            stack[top, 2] = depth + 1
-            stack[top, 3] = node
-            stack[top, 4] = 0
-            stack[top, 5] = inode[node, I_NCONST]
-            stack[top + 1, 0] = lo
-            stack[top + 1, 1] = mid
-            stack[top + 1, 2] = depth + 1
-            stack[top + 1, 3] = node
-            stack[top + 1, 4] = 1
-            stack[top + 1, 5] = inode[node, I_NCONST]
-            top += 2
-    else:
-        max_splits = iparams[P_MAX_LEAF_NODES] - 1
-        heap = np.empty(cap, dtype=np.int64)
-        root = np.int64(0)
-        inode[root, I_NCONST] = 0
-        _open_node(root, root, n_samples, root, dense, sparse, samples, tgt, crit, iparams, fparams, inode,
-                   fnode, value, scratch, absolute)
-        node_count = np.int64(1)
+    # Depth-first: (lo, hi, depth, parent, is_left, n_constant_features) per pending node.
+    scap = 64
+    stack = np.empty((scap, 6), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = samples.shape[0]
+    stack[0, 2] = 0
+    stack[0, 3] = -1
+    stack[0, 4] = 0
+    stack[0, 5] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        lo, hi, depth, parent, is_left, nconst = stack[top]
+        inode, fnode, value = _grow(inode, fnode, value, node_count + 1)
+        node = node_count
+        node_count += 1
+        if parent >= 0:
+            inode[parent, I_LEFT if is_left else I_RIGHT] = node
+        inode[node, I_NCONST] = nconst
+        _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams,
+                   inode, fnode, value, scratch, absolute)
+        if depth > max_depth:
+            max_depth = depth
+        if inode[node, I_FEATURE] == TREE_UNDEFINED:
+            continue
+        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
+        if top + 2 > scap:
+            s2 = np.empty((2 * scap, 6), dtype=np.int64)
+            for i in range(scap):
+                for c in range(6):
+                    s2[i, c] = stack[i, c]
+            stack = s2
+            scap *= 2
+        stack[top, 0] = mid
+        stack[top, 1] = hi
+        stack[top, 2] = depth + 1
+        stack[top, 3] = node
+        stack[top, 4] = 0
+        stack[top, 5] = inode[node, I_NCONST]
+        stack[top + 1, 0] = lo
+        stack[top + 1, 1] = mid
+        stack[top + 1, 2] = depth + 1
+        stack[top + 1, 3] = node
+        stack[top + 1, 4] = 1
+        stack[top + 1, 5] = inode[node, I_NCONST]
+        top += 2
+    return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
+        node_count, max_depth
+
+
+@njit
+def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
+                     absolute, scratch):
+    """Best-first growth up to ``max_leaf_nodes`` leaves; arguments and result as :func:`build`."""
+    cap = 64
+    inode = np.empty((cap, N_ICOLS), dtype=np.int64)
+    fnode = np.empty((cap, N_FCOLS), dtype=np.float64)
+    value = np.empty((cap, V), dtype=np.float64)
+    goes_left = scratch[10]
+    # Typed, non-literal counters: a literal passed to a kernel compiles a specialisation.
+    node_count = np.int64(0)
+    max_depth = np.int64(0)
+
+    max_splits = iparams[P_MAX_LEAF_NODES] - 1
+    heap = np.empty(cap, dtype=np.int64)
+    root = np.int64(0)
+    inode[root, I_NCONST] = 0
+    _open_node(root, root, samples.shape[0], root, dense, sparse, samples, tgt, crit, iparams, fparams,
+               inode, fnode, value, scratch, absolute)
+    node_count = np.int64(1)
+    key = fnode[:, F_IMPROVEMENT]
+    hsize = heap_push(heap, root, key, root)
+    while hsize > 0:
         key = fnode[:, F_IMPROVEMENT]
-        hsize = heap_push(heap, root, key, root)
-        while hsize > 0:
-            key = fnode[:, F_IMPROVEMENT]
-            node, hsize = heap_pop(heap, hsize, key)
-            depth = inode[node, I_DEPTH]
-            if depth > max_depth:
-                max_depth = depth
-            if inode[node, I_FEATURE] == TREE_UNDEFINED:
-                continue
-            if max_splits <= 0:
-                inode[node, I_FEATURE] = TREE_UNDEFINED
-                fnode[node, F_THRESHOLD] = TREE_UNDEFINED
-                continue
-            max_splits -= 1
-            lo = inode[node, I_LO]
-            hi = inode[node, I_HI]
-            mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
-            inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
-            if heap.shape[0] < node_count + 2:
-                h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
-                for i in range(hsize):
-                    h2[i] = heap[i]
-                heap = h2
-            left = node_count
-            right = node_count + 1
-            node_count += 2
-            inode[node, I_LEFT] = left
-            inode[node, I_RIGHT] = right
-            # scikit-learn's best-first builder starts every node with no known constants.
-            inode[left, I_NCONST] = 0
-            inode[right, I_NCONST] = 0
-            _open_node(left, lo, mid, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
-                       inode, fnode, value, scratch, absolute)
-            _open_node(right, mid, hi, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
-                       inode, fnode, value, scratch, absolute)
-            key = fnode[:, F_IMPROVEMENT]
-            hsize = heap_push(heap, hsize, key, left)
-            hsize = heap_push(heap, hsize, key, right)
+        node, hsize = heap_pop(heap, hsize, key)
+        depth = inode[node, I_DEPTH]
+        if depth > max_depth:
+            max_depth = depth
+        if inode[node, I_FEATURE] == TREE_UNDEFINED:
+            continue
+        if max_splits <= 0:
+            inode[node, I_FEATURE] = TREE_UNDEFINED
+            fnode[node, F_THRESHOLD] = TREE_UNDEFINED
+            continue
+        max_splits -= 1
+        lo = inode[node, I_LO]
+        hi = inode[node, I_HI]
+        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
+        inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
+        if heap.shape[0] < node_count + 2:
+            h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
+            for i in range(hsize):
+                h2[i] = heap[i]
+            heap = h2
+        left = node_count
+        right = node_count + 1
+        node_count += 2
+        inode[node, I_LEFT] = left
+        inode[node, I_RIGHT] = right
+        # scikit-learn's best-first builder starts every node with no known constants.
+        inode[left, I_NCONST] = 0
+        inode[right, I_NCONST] = 0
+        _open_node(left, lo, mid, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
+                   inode, fnode, value, scratch, absolute)
+        _open_node(right, mid, hi, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
+                   inode, fnode, value, scratch, absolute)
+        key = fnode[:, F_IMPROVEMENT]
+        hsize = heap_push(heap, hsize, key, left)
+        hsize = heap_push(heap, hsize, key, right)
     return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
         node_count, max_depth
