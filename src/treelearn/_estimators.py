@@ -120,6 +120,13 @@ def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) ->
 
 def _grow(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, min_impurity_decrease: float) -> Tree:
+    # Samples of weight zero take no part, as in scikit-learn (they are not counted either).
+    keep = w > 0.0
+    if not keep.all():
+        X = X[keep]
+        w = w[keep]
+        ycls = ycls[keep] if ycls.size else ycls
+        yreg = yreg[keep] if yreg.size else yreg
     dense, sparse, samples = prepare_exact(X)
     iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
@@ -222,7 +229,8 @@ class BaseDecisionTree(BaseEstimator):
         X_leaves : ndarray of shape (n_samples,)
             Node index (in ``tree_``) of each sample's leaf.
         """
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
 
     def decision_path(self, X):
         """Return the decision path in the tree.
@@ -236,7 +244,8 @@ class BaseDecisionTree(BaseEstimator):
         indicator : sparse matrix of shape (n_samples, n_nodes)
             Nonzero elements indicate the nodes each sample goes through.
         """
-        return self.tree_.decision_path(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
 
     def get_depth(self) -> int:
         """Return the depth of the tree (a single leaf has depth 0)."""
@@ -380,7 +389,8 @@ default="gini"
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        proba = self.tree_.predict(self._validate_X_predict(X))[:, 0, :]
+        X = self._validate_X_predict(X)
+        proba = self.tree_.predict(X)[:, 0, :]
         normalizer = proba.sum(axis=1, keepdims=True)
         normalizer[normalizer == 0.0] = 1.0
         return proba / normalizer
@@ -401,7 +411,8 @@ default="gini"
         -------
         y : ndarray of shape (n_samples,)
         """
-        proba = self.tree_.predict(self._validate_X_predict(X))[:, 0, :]
+        X = self._validate_X_predict(X)
+        proba = self.tree_.predict(X)[:, 0, :]
         return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
 
@@ -466,5 +477,6 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.tree_.predict(self._validate_X_predict(X))[:, 0, 0]
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)[:, 0, 0]
 

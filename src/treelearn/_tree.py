@@ -136,6 +136,9 @@ class Tree:
         if value.ndim == 2:
             value = value[:, None, :]
         self.value = np.ascontiguousarray(value)
+        # Validated before any kernel reads the arrays: a kernel following a bad child index
+        # would read out of bounds, so no Tree exists that breaks the invariants.
+        self.check()
         self.max_depth = int(node_depths(self.children_left, self.children_right).max())
 
     # -- size ------------------------------------------------------------------------------------
@@ -225,7 +228,10 @@ class Tree:
 
     # -- invariants ------------------------------------------------------------------------------
     def check(self) -> None:
-        """Raise ValueError naming the first broken invariant (see module docstring)."""
+        """Raise ValueError naming the first broken invariant (see module docstring).
+
+        Called by the constructor; pure NumPy, it never follows an index it has not checked.
+        """
         n = self.node_count
         if n < 1:
             raise ValueError("tree has no nodes")
@@ -240,6 +246,11 @@ class Tree:
                 raise ValueError(f"tree array {name} has {a.shape[0]} rows, expected {n}")
         if self.value.ndim != 3 or self.value.shape[1] != 1:
             raise ValueError("tree value must have shape (node_count, 1, n_values)")
+        if self.value.shape[2] != self.n_classes[0]:
+            raise ValueError(f"tree value has {self.value.shape[2]} columns but n_classes is "
+                             f"{self.n_classes[0]}")
+        if not np.all(np.isfinite(self.value)):
+            raise ValueError("a node value is not finite")
         left, right = self.children_left, self.children_right
         leaf = left == TREE_LEAF
         if np.any((right == TREE_LEAF) != leaf):
@@ -267,7 +278,8 @@ class Tree:
         if np.any(self.n_node_samples[inner]
                   != self.n_node_samples[left[inner]] + self.n_node_samples[right[inner]]):
             raise ValueError("n_node_samples of a node is not the sum of its children's")
-        wsum = self.weighted_n_node_samples[left[inner]] + self.weighted_n_node_samples[right[inner]]
+        w = self.weighted_n_node_samples
+        wsum = w[left[inner]] + w[right[inner]]
         if not np.allclose(self.weighted_n_node_samples[inner], wsum, rtol=1e-9, atol=0.0):
             raise ValueError("weighted_n_node_samples of a node is not the sum of its children's")
 

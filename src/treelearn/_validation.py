@@ -109,11 +109,14 @@ def validate_params(estimator: Any, constraints: dict[str, list[Any]]) -> None:
             )
 
 
-def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = None):
-    """Validate X (and y when given): 2-D, finite, numeric; float32 dense or sorted CSR."""
+def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = "no_validation"):
+    """Validate X (and y unless "no_validation"): 2-D, finite, numeric; float32 or sorted CSR.
+
+    A y of None raises scikit-learn's "requires y to be passed" error.
+    """
     kwargs = dict(accept_sparse=["csr", "csc"], dtype=X_DTYPE, ensure_all_finite=True,
                   accept_large_sparse=True)
-    if y is None:
+    if isinstance(y, str) and y == "no_validation":
         X = validate_data(estimator, X, reset=reset, **kwargs)
     else:
         X, y = validate_data(estimator, X, y, reset=reset, multi_output=True, dtype=X_DTYPE,
@@ -125,7 +128,7 @@ def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = None):
         X.sort_indices()
     else:
         X = np.ascontiguousarray(X)
-    return X if y is None else (X, y)
+    return X if isinstance(y, str) and y == "no_validation" else (X, y)
 
 
 def check_y_1d(y: Any) -> np.ndarray:

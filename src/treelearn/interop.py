@@ -84,14 +84,14 @@ def from_sklearn(estimator) -> BaseDecisionTree:
     model : treelearn.DecisionTreeClassifier or DecisionTreeRegressor
         Same predictions; classifier values are stored as class fractions.
     """
-    check_is_fitted(estimator, "tree_")
-    if getattr(estimator, "n_outputs_", 1) != 1:
-        raise ValueError("from_sklearn supports single-output trees only; "
-                         f"this one has n_outputs_={estimator.n_outputs_}.")
     is_clf = isinstance(estimator, sktree.DecisionTreeClassifier)
     if not is_clf and not isinstance(estimator, sktree.DecisionTreeRegressor):
         raise TypeError("from_sklearn expects a fitted sklearn.tree.DecisionTreeClassifier or "
                         f"DecisionTreeRegressor, got {type(estimator).__name__}.")
+    check_is_fitted(estimator, "tree_")
+    if getattr(estimator, "n_outputs_", 1) != 1:
+        raise ValueError("from_sklearn supports single-output trees only; "
+                         f"this one has n_outputs_={estimator.n_outputs_}.")
     criterion = _FROM_SK_CRITERION.get(estimator.criterion, estimator.criterion)
     cls = DecisionTreeClassifier if is_clf else DecisionTreeRegressor
     if criterion not in cls._criteria:
