@@ -21,9 +21,14 @@ RAND_R_MAX = 0x7FFFFFFF
 
 
 def entropy(counts) -> float:
-    """``-sum p log2 p`` over the non-empty classes."""
+    """``-sum p log2 p`` over the non-empty classes (log2 p written ln p / ln 2, as the kernels
+    and scikit-learn write it, so that equal splits round equally)."""
     total = float(sum(counts))
-    return -sum((c / total) * math.log2(c / total) for c in counts if c > 0)
+    h = 0.0
+    for c in counts:
+        if c > 0:
+            h -= (c / total) * (math.log(c / total) / math.log(2.0))
+    return h
 
 
 def gini(counts) -> float:
@@ -104,7 +109,7 @@ def split_score(yl, wl, yr, wr, crit, n_classes=None) -> float:
     if crit == GAIN_RATIO:
         parent = [a + b for a, b in zip(cl, cr, strict=True)]
         gain = entropy(parent) - Wl / W * entropy(cl) - Wr / W * entropy(cr)
-        split_info = -(Wl / W) * math.log2(Wl / W) - (Wr / W) * math.log2(Wr / W)
+        split_info = -((Wl / W) * math.log(Wl / W) + (Wr / W) * math.log(Wr / W)) / math.log(2.0)
         return gain / split_info
     if crit == CHI2:
         chi = 0.0

@@ -125,8 +125,12 @@ def test_scan_feature_finds_the_brute_force_cut(crit, min_leaf):
         cost_r = np.empty(n + 1)
         _split_exact.fill_abs_costs(idx, 0, n, (ycls, yreg, w), cost_l, cost_r)
         best_left = np.empty(S)
+        V = vals.reshape(1, n)
+        C = ycls[idx].reshape(1, n) if crit < naive.SQUARED_ERROR else None
+        R = yreg[idx].reshape(1, n) if crit >= naive.SQUARED_ERROR else None
+        W = w[idx].reshape(1, n)
         sc, thr, nl, wl = _split_exact.scan_feature(
-            vals, idx, 0, n, -1, 0, stats, 0.0, (ycls, yreg, w), stats, wn, n, crit, pimp,
+            V, C, R, W, 0, 0, n, -1, 0, stats, 0.0, stats, wn, n, crit, pimp,
             min_leaf, 0.0, np.nan, np.empty(S), np.empty(S), best_left, cost_l, cost_r)
         want = _scan_naive(vals, ys, ws, crit, K, min_leaf)
         if want[2] < 0:
@@ -177,9 +181,13 @@ def test_partition_dense_is_stable_and_keeps_sorting(n, F, seed):
 
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 5, (n, F)).astype(np.float32)
+    ycls = rng.integers(0, 3, n).astype(np.int32)
+    w = rng.random(n)
     sval, sidx = presort(X)
+    order_before = sidx.copy()
+    dense = (sval, sidx, ycls[sidx], None, w[sidx])
     goes_left = rng.random(n) < 0.5
-    _split_exact.partition_dense(sval, sidx, 0, n, goes_left)
+    _split_exact.partition_dense(*dense, 0, n, goes_left)
     nl = int(goes_left.sum())
     for f in range(F):
         left, right = sidx[f, :nl], sidx[f, nl:]
@@ -188,6 +196,11 @@ def test_partition_dense_is_stable_and_keeps_sorting(n, F, seed):
             v = sval[f, part]
             assert np.all(np.diff(v) >= 0)
             assert np.array_equal(v, X[sidx[f, part], f])
+        # stable: each side keeps the original relative order; targets travel along
+        was = order_before[f]
+        assert np.array_equal(left, was[goes_left[was]])
+        assert np.array_equal(dense[2][f], ycls[sidx[f]])
+        assert np.array_equal(dense[4][f], w[sidx[f]])
 
 
 def test_libstdcxx_heap_pops_in_priority_order():

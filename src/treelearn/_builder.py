@@ -232,7 +232,7 @@ def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, 
                     imp, min_leaf, min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl,
                     res_left, mark, absolute)
     if dense is not None:
-        eval_dense(feats, m, dense[0], dense[1], lo, hi, tgt, stats, wn, crit, imp, min_leaf,
+        eval_dense(feats, m, dense, samples, lo, hi, tgt, stats, wn, crit, imp, min_leaf,
                    min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute)
 
     best = -1
@@ -322,7 +322,7 @@ def _split_node(node, dense, sparse, samples, inode, fnode, goes_left):
     if sparse is not None:
         mid = lo + partition_samples(samples, lo, hi, goes_left)
     if dense is not None:
-        partition_dense(dense[0], dense[1], lo, hi, goes_left)
+        partition_dense(dense[0], dense[1], dense[2], dense[3], dense[4], lo, hi, goes_left)
     _unmark(samples, lo, hi, goes_left)
     return mid
 
@@ -407,7 +407,9 @@ def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparam
     Parameters
     ----------
     dense : tuple or None
-        ``(sval, sidx)``: the presorted values and sample ids, shape (n_features, n_samples).
+        ``(sval, sidx, C, R, W)``: the presorted values and sample ids, shape
+        (n_features, n_samples), with class codes ``C`` or targets ``R`` and weights ``W`` in
+        the same order (None where absent: ``W`` is None for unit weights).
     sparse : tuple or None
         ``(indptr, indices, data)``: CSR arrays. Exactly one of ``dense`` and ``sparse`` is
         given; every access to either sits under ``if <it> is not None``, so Numba prunes the

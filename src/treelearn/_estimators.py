@@ -127,7 +127,7 @@ def _grow(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: i
         w = w[keep]
         ycls = ycls[keep] if ycls.size else ycls
         yreg = yreg[keep] if yreg.size else yreg
-    dense, sparse, samples = prepare_exact(X)
+    dense, sparse, samples = prepare_exact(X, ycls, yreg, w)
     iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
     inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],

@@ -42,11 +42,14 @@ def presort(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sval, sidx
 
 
-def prepare_exact(X) -> tuple[tuple | None, tuple | None, np.ndarray]:
+def prepare_exact(X, ycls: np.ndarray, yreg: np.ndarray,
+                  w: np.ndarray) -> tuple[tuple | None, tuple | None, np.ndarray]:
     """Return the kernels' ``(dense, sparse, samples)`` for a validated X (dense or CSR).
 
-    ``dense = (sval, sidx)`` from :func:`presort` with ``samples = sidx[0]``, or
-    ``sparse = (indptr, indices, data)`` with ``samples = arange(n)``; the other one is None.
+    ``dense = (sval, sidx, C, R, W)`` from :func:`presort` with the class codes ``C`` (or the
+    regression targets ``R``) and the weights ``W`` (None when all weights are 1) laid out
+    in each feature's sorted order, and ``samples = sidx[0]``; or ``sparse = (indptr, indices,
+    data)`` with ``samples = arange(n)``. The other one of the pair is None.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=X_DTYPE)
@@ -57,4 +60,7 @@ def prepare_exact(X) -> tuple[tuple | None, tuple | None, np.ndarray]:
         )
         return None, sparse, np.arange(X.shape[0], dtype=np.int32)
     sval, sidx = presort(np.asarray(X, dtype=X_DTYPE))
-    return (sval, sidx), None, sidx[0]
+    C = ycls[sidx] if ycls.size else None
+    R = yreg[sidx] if yreg.size else None
+    W = None if np.all(w == 1.0) else w[sidx]
+    return (sval, sidx, C, R, W), None, sidx[0]

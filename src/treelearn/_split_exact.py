@@ -168,9 +168,16 @@ def prefix_abs_cost(ys: np.ndarray, ws: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit
-def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn, nn, crit,
-                 pimp, min_leaf, min_wleaf, rand_thr, left, right, best_left, cost_l, cost_r):
-    """Best cut of one feature whose node samples are ``samps[lo:hi]`` sorted by ``vals[lo:hi]``.
+def scan_feature(V, C, R, W, f, lo, hi, zpos, zn, zstats, zw, node_stats, wn, nn, crit, pimp,
+                 min_leaf, min_wleaf, rand_thr, left, right, best_left, cost_l, cost_r):
+    """Best cut of feature row ``f`` whose node samples sit at ``[lo, hi)`` in increasing value.
+
+    ``V[f, i]`` is the value at position ``i`` and, at the same position, ``C[f, i]`` the class
+    code, ``R[f, i]`` the regression target and ``W[f, i]`` the weight. The targets travel with
+    the sorted order so that the scan reads memory sequentially (looking them up by sample id
+    costs ~100 ns a step on a million rows). ``C`` or ``R`` may be None (then the other is
+    used; with both given, ``crit`` chooses) and ``W`` is None for unit weights: Numba prunes
+    the absent arrays' code at compile time.
 
     A block of ``zn`` implicit zeros (sparse data) with statistics ``zstats`` and weight ``zw``
     is scanned just before position ``zpos``. With ``rand_thr`` not NaN only the cut containing
@@ -180,8 +187,8 @@ def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn,
     Returns ``(score, threshold, n_left, w_left)``; ``best_left`` receives the left statistics.
     Score is -inf when no valid cut exists.
     """
-    ycls, yreg, w = tgt
     S = left.shape[0]
+    is_reg = crit >= SQUARED_ERROR
     random = not np.isnan(rand_thr)
     for k in range(S):
         left[k] = 0.0
@@ -199,7 +206,7 @@ def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn,
         is_zero = (not zero_done) and i == zpos
         if i >= hi and not is_zero:
             break
-        v = np.float32(0.0) if is_zero else vals[i]
+        v = np.float32(0.0) if is_zero else V[f, i]
         if (have_prev and v > prev + FEATURE_THRESHOLD
                 and (not random or (prev <= rand_thr and rand_thr < v))
                 and nl >= min_leaf and nn - nl >= min_leaf):
@@ -266,14 +273,25 @@ def scan_feature(vals, samps, lo, hi, zpos, zn, zstats, zw, tgt, node_stats, wn,
             nl += zn
             zero_done = True
         else:
-            s = samps[i]
-            ws = w[s]
-            if crit >= SQUARED_ERROR:  # add_sample, written out (see above)
-                y = yreg[s]
-                left[0] += ws * y
-                left[1] += ws * y * y
+            ws = 1.0
+            if W is not None:
+                ws = W[f, i]
+            # add_sample, written out (see above)
+            if C is not None:
+                if R is not None:
+                    if is_reg:
+                        y = R[f, i]
+                        left[0] += ws * y
+                        left[1] += ws * y * y
+                    else:
+                        left[C[f, i]] += ws
+                else:
+                    left[C[f, i]] += ws
             else:
-                left[ycls[s]] += ws
+                if R is not None:
+                    y = R[f, i]
+                    left[0] += ws * y
+                    left[1] += ws * y * y
             wl += ws
             nl += 1
             i += 1
@@ -304,13 +322,16 @@ def fill_abs_costs(samps, lo, hi, tgt, cost_l, cost_r):
 
 
 @njit
-def eval_dense(feats, m, sval, sidx, lo, hi, tgt, node_stats, wn, crit, pimp, min_leaf,
+def eval_dense(feats, m, dense, samples, lo, hi, tgt, node_stats, wn, crit, pimp, min_leaf,
                min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute):
     """Score the first ``m`` features of ``feats``; results go to per-feature slots ``res_*``.
 
-    ``absolute`` is None except for the absolute-error criterion, whose code is pruned at
-    compile time otherwise (it is the costliest part of the kernels to compile).
+    ``dense = (sval, sidx, C, R, W)``: presorted values and sample ids with the targets in the
+    same order (see :func:`scan_feature`). ``absolute`` is None except for the absolute-error
+    criterion, whose code is pruned at compile time otherwise (it is the costliest part of the
+    kernels to compile).
     """
+    sval, sidx, C, R, W = dense
     S = node_stats.shape[0]
     left = np.empty(S)
     right = np.empty(S)
@@ -322,9 +343,10 @@ def eval_dense(feats, m, sval, sidx, lo, hi, tgt, node_stats, wn, crit, pimp, mi
         f = feats[j]
         if absolute is not None:
             fill_abs_costs(sidx[f], lo, hi, tgt, cost_l, cost_r)
-        sc, thr, nl, wl = scan_feature(sval[f], sidx[f], lo, hi, no_pos, no_pos, node_stats, 0.0, tgt,
-                                       node_stats, wn, hi - lo, crit, pimp, min_leaf, min_wleaf,
-                                       rand_thrs[j], left, right, res_left[j], cost_l, cost_r)
+        sc, thr, nl, wl = scan_feature(sval, C, R, W, f, lo, hi, no_pos, no_pos, node_stats,
+                                       0.0, node_stats, wn, hi - lo, crit, pimp, min_leaf,
+                                       min_wleaf, rand_thrs[j], left, right, res_left[j],
+                                       cost_l, cost_r)
         res_score[j] = sc
         res_thr[j] = thr
         res_nl[j] = nl
@@ -332,33 +354,53 @@ def eval_dense(feats, m, sval, sidx, lo, hi, tgt, node_stats, wn, crit, pimp, mi
 
 
 @njit
-def _partition_segment(vals, samps, lo, hi, goes_left, tv, ts):
-    """Stable in-place partition of one segment; left part compacted, right part via buffers."""
-    a = lo
-    b = 0
-    for i in range(lo, hi):
-        s = samps[i]
-        if goes_left[s]:
-            samps[a] = s
-            vals[a] = vals[i]
-            a += 1
-        else:
-            ts[b] = s
-            tv[b] = vals[i]
-            b += 1
-    for i in range(b):
-        samps[a + i] = ts[i]
-        vals[a + i] = tv[i]
+def partition_dense(sval, sidx, C, R, W, lo, hi, goes_left):
+    """Stably partition every feature's segment ``[lo, hi)`` by ``goes_left[sample]``.
 
-
-@njit
-def partition_dense(sval, sidx, lo, hi, goes_left):
-    """Stably partition every feature's segment ``[lo, hi)`` by ``goes_left[sample]``."""
-    F = sval.shape[0]
-    tv = np.empty(hi - lo, dtype=np.float32)
-    ts = np.empty(hi - lo, dtype=np.int32)
-    for f in range(F):
-        _partition_segment(sval[f], sidx[f], lo, hi, goes_left, tv, ts)
+    Values, sample ids and the travelling targets ``C``, ``R``, ``W`` (each may be None: passed
+    as separate arguments so that Numba prunes the absent ones) move together; the left part is
+    compacted in place, the right part goes through a buffer.
+    """
+    n = hi - lo
+    tv = np.empty(n, dtype=np.float32)
+    ts = np.empty(n, dtype=np.int32)
+    tc = np.empty(n if C is not None else 0, dtype=np.int32)
+    tr = np.empty(n if R is not None else 0)
+    tw = np.empty(n if W is not None else 0)
+    for f in range(sval.shape[0]):
+        a = lo
+        b = 0
+        for i in range(lo, hi):
+            s = sidx[f, i]
+            if goes_left[s]:
+                sidx[f, a] = s
+                sval[f, a] = sval[f, i]
+                if C is not None:
+                    C[f, a] = C[f, i]
+                if R is not None:
+                    R[f, a] = R[f, i]
+                if W is not None:
+                    W[f, a] = W[f, i]
+                a += 1
+            else:
+                ts[b] = s
+                tv[b] = sval[f, i]
+                if C is not None:
+                    tc[b] = C[f, i]
+                if R is not None:
+                    tr[b] = R[f, i]
+                if W is not None:
+                    tw[b] = W[f, i]
+                b += 1
+        for i in range(b):
+            sidx[f, a + i] = ts[i]
+            sval[f, a + i] = tv[i]
+            if C is not None:
+                C[f, a + i] = tc[i]
+            if R is not None:
+                R[f, a + i] = tr[i]
+            if W is not None:
+                W[f, a + i] = tw[i]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -437,6 +479,20 @@ def eval_sparse(feats, m, offsets, bvals, bsamps, samples, lo, hi, tgt, node_sta
     nn = hi - lo
     zero = np.int64(0)  # typed, not literals: literals would compile specialisations
     no_pos = np.int64(-1)
+    # The non-zeros' targets and weights in bucket order, for sequential reads in the scan.
+    nnz = bvals.shape[0]
+    is_reg = crit >= SQUARED_ERROR
+    bC = np.zeros((1, nnz if not is_reg else 0), dtype=np.int32)
+    bR = np.zeros((1, nnz if is_reg else 0))
+    bW = np.empty((1, nnz))
+    for p in range(nnz):
+        s = bsamps[p]
+        bW[0, p] = w[s]
+        if is_reg:
+            bR[0, p] = yreg[s]
+        else:
+            bC[0, p] = ycls[s]
+    V = bvals.reshape(1, nnz)
     for j in range(m):
         f = feats[j]
         a = offsets[f]
@@ -470,11 +526,15 @@ def eval_sparse(feats, m, offsets, bvals, bsamps, samples, lo, hi, tgt, node_sta
             cost_l = np.empty(nn + 1)
             cost_r = np.empty(nn + 1)
             fill_abs_costs(samps, zero, nn, tgt, cost_l, cost_r)
-            sc, thr, nl, wl = scan_feature(vals, samps, zero, nn, no_pos, no_pos, node_stats, 0.0,
-                                           tgt,
-                                           node_stats, wn, nn, crit, pimp, min_leaf, min_wleaf,
-                                           rand_thrs[j], left, right, res_left[j], cost_l,
-                                           cost_r)
+            rr = np.empty((1, nn))
+            ww = np.empty((1, nn))
+            for c in range(nn):
+                rr[0, c] = yreg[samps[c]]
+                ww[0, c] = w[samps[c]]
+            sc, thr, nl, wl = scan_feature(vals.reshape(1, nn), None, rr, ww, zero, zero, nn,
+                                           no_pos, no_pos, node_stats, 0.0, node_stats, wn, nn,
+                                           crit, pimp, min_leaf, min_wleaf, rand_thrs[j], left,
+                                           right, res_left[j], cost_l, cost_r)
         else:
             for k in range(S):
                 zstats[k] = node_stats[k]
@@ -483,8 +543,8 @@ def eval_sparse(feats, m, offsets, bvals, bsamps, samples, lo, hi, tgt, node_sta
                 s = bsamps[p]
                 add_sample(zstats, s, ycls, yreg, w, crit, -1.0)
                 zw -= w[s]
-            sc, thr, nl, wl = scan_feature(bvals, bsamps, a, b, zpos, nn - (b - a), zstats, zw,
-                                           tgt, node_stats, wn, nn, crit, pimp, min_leaf,
+            sc, thr, nl, wl = scan_feature(V, bC, bR, bW, zero, a, b, zpos, nn - (b - a),
+                                           zstats, zw, node_stats, wn, nn, crit, pimp, min_leaf,
                                            min_wleaf, rand_thrs[j], left, right, res_left[j],
                                            zstats, zstats)
         res_score[j] = sc
