@@ -215,3 +215,15 @@ def test_libstdcxx_heap_pops_in_priority_order():
         node, size = _builder.heap_pop(heap, size, key)
         popped.append(key[node])
     assert popped == sorted(popped, reverse=True)
+
+
+@given(arrays(np.float32, st.tuples(st.integers(1, 50), st.integers(1, 3)),
+              elements=st.sampled_from([0.0, -0.0, 1.5, -2.25, 3e38, -3e38, 1e-45, 7.0])))
+def test_presort_is_a_stable_argsort(X):
+    from treelearn._features import presort
+
+    sval, sidx = presort(X)
+    for f in range(X.shape[1]):
+        order = np.argsort(X[:, f] + np.float32(0.0), kind="stable")  # -0.0 ties with 0.0
+        np.testing.assert_array_equal(sidx[f], order)
+        np.testing.assert_array_equal(sval[f], X[order, f])

@@ -22,16 +22,19 @@ The node table lives in two growable arrays: ``inode`` (int64 columns ``I_*``) a
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from ._config import EPSILON, FEATURE_THRESHOLD, njit
+from ._config import EPSILON, FEATURE_THRESHOLD, PARALLEL_MIN_WORK, njit
 from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
 from ._split_exact import (
     abs_impurity,
     bucket_sparse,
     eval_dense,
+    eval_dense_parallel,
     eval_sparse,
     partition_dense,
+    partition_dense_parallel,
     partition_samples,
     sparse_feature_range,
     sparse_value,
@@ -101,7 +104,7 @@ def _grow(inode, fnode, value, needed):
 
 @njit
 def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams, inode,
-               fnode, value, scratch, absolute):
+               fnode, value, scratch, absolute, par):
     """Fill row ``node`` of the table for samples ``[lo, hi)`` and search its split.
 
     On return ``inode[node, I_FEATURE]`` is the split feature (or TREE_UNDEFINED for a leaf),
@@ -232,8 +235,17 @@ def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, 
                     imp, min_leaf, min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl,
                     res_left, mark, absolute)
     if dense is not None:
-        eval_dense(feats, m, dense, samples, lo, hi, tgt, stats, wn, crit, imp, min_leaf,
-                   min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute)
+        serial = True
+        if par is not None:  # pruned unless the fit is large enough to use threads
+            if nn * m >= PARALLEL_MIN_WORK:
+                eval_dense_parallel(feats, m, dense, lo, hi, stats, wn, crit, imp, min_leaf,
+                                    min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl,
+                                    res_left)
+                serial = False
+        if serial:
+            eval_dense(feats, m, dense, samples, lo, hi, tgt, stats, wn, crit, imp, min_leaf,
+                       min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left,
+                       absolute)
 
     best = -1
     best_score = -np.inf
@@ -311,7 +323,7 @@ def _children_abs_impurity(samps, lo, hi, tgt, goes_left, wl, wr):
 
 
 @njit
-def _split_node(node, dense, sparse, samples, inode, fnode, goes_left):
+def _split_node(node, dense, sparse, samples, inode, fnode, goes_left, par):
     """Partition the node's samples by its split; return the boundary index."""
     lo = inode[node, I_LO]
     hi = inode[node, I_HI]
@@ -322,7 +334,15 @@ def _split_node(node, dense, sparse, samples, inode, fnode, goes_left):
     if sparse is not None:
         mid = lo + partition_samples(samples, lo, hi, goes_left)
     if dense is not None:
-        partition_dense(dense[0], dense[1], dense[2], dense[3], dense[4], lo, hi, goes_left)
+        serial = True
+        if par is not None:
+            if (hi - lo) * dense[0].shape[0] >= PARALLEL_MIN_WORK:
+                partition_dense_parallel(dense[0], dense[1], dense[2], dense[3], dense[4], lo,
+                                         hi, goes_left, par[0], par[1], par[2], par[3], par[4])
+                serial = False
+        if serial:
+            partition_dense(dense[0], dense[1], dense[2], dense[3], dense[4], lo, hi,
+                            goes_left)
     _unmark(samples, lo, hi, goes_left)
     return mid
 
@@ -396,6 +416,25 @@ def heap_pop(heap, size, key):
     return top, n
 
 
+def parallel_buffers(dense, n_samples: int) -> tuple | None:
+    """Per-thread partition buffers for a large dense fit on several threads, else None.
+
+    None keeps the parallel kernels out of the compiled code (they cost seconds to compile);
+    they are used only when some node can reach ``PARALLEL_MIN_WORK``.
+    """
+    T = numba.config.NUMBA_NUM_THREADS
+    if dense is None or T < 2 or n_samples * dense[0].shape[0] < 4 * PARALLEL_MIN_WORK:
+        return None
+    n = n_samples
+    return (
+        np.empty((T, n), dtype=np.float32),
+        np.empty((T, n), dtype=np.int32),
+        np.empty((T, n if dense[2] is not None else 0), dtype=np.int32),
+        np.empty((T, n if dense[3] is not None else 0)),
+        np.empty((T, n if dense[4] is not None else 0)),
+    )
+
+
 def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparams, fparams,
           absolute):
     """Grow a tree; return ``(inode, fnode, value, node_count, max_depth)``.
@@ -428,13 +467,14 @@ def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparam
     """
     grower = build_depth_first if iparams[P_MAX_LEAF_NODES] <= 0 else build_best_first
     scratch = make_scratch(n_samples, n_features, S, int(iparams[P_SEED]))
+    par = parallel_buffers(dense, n_samples) if absolute is None else None
     return grower(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams, absolute,
-                  scratch)
+                  scratch, par)
 
 
 @njit
 def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
-                      absolute, scratch):
+                      absolute, scratch, par):
     """Depth-first growth (preorder numbering); arguments and result as :func:`build`."""
     cap = 64
     inode = np.empty((cap, N_ICOLS), dtype=np.int64)
@@ -465,12 +505,12 @@ def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams,
             inode[parent, I_LEFT if is_left else I_RIGHT] = node
         inode[node, I_NCONST] = nconst
         _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, fparams,
-                   inode, fnode, value, scratch, absolute)
+                   inode, fnode, value, scratch, absolute, par)
         if depth > max_depth:
             max_depth = depth
         if inode[node, I_FEATURE] == TREE_UNDEFINED:
             continue
-        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
+        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left, par)
         if top + 2 > scap:
             s2 = np.empty((2 * scap, 6), dtype=np.int64)
             for i in range(scap):
@@ -497,7 +537,7 @@ def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams,
 
 @njit
 def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
-                     absolute, scratch):
+                     absolute, scratch, par):
     """Best-first growth up to ``max_leaf_nodes`` leaves; arguments and result as :func:`build`."""
     cap = 64
     inode = np.empty((cap, N_ICOLS), dtype=np.int64)
@@ -513,7 +553,7 @@ def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, 
     root = np.int64(0)
     inode[root, I_NCONST] = 0
     _open_node(root, root, samples.shape[0], root, dense, sparse, samples, tgt, crit, iparams, fparams,
-               inode, fnode, value, scratch, absolute)
+               inode, fnode, value, scratch, absolute, par)
     node_count = np.int64(1)
     key = fnode[:, F_IMPROVEMENT]
     hsize = heap_push(heap, root, key, root)
@@ -532,7 +572,7 @@ def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, 
         max_splits -= 1
         lo = inode[node, I_LO]
         hi = inode[node, I_HI]
-        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left)
+        mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left, par)
         inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
         if heap.shape[0] < node_count + 2:
             h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
@@ -548,9 +588,9 @@ def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, 
         inode[left, I_NCONST] = 0
         inode[right, I_NCONST] = 0
         _open_node(left, lo, mid, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
-                   inode, fnode, value, scratch, absolute)
+                   inode, fnode, value, scratch, absolute, par)
         _open_node(right, mid, hi, depth + 1, dense, sparse, samples, tgt, crit, iparams, fparams,
-                   inode, fnode, value, scratch, absolute)
+                   inode, fnode, value, scratch, absolute, par)
         key = fnode[:, F_IMPROVEMENT]
         hsize = heap_push(heap, hsize, key, left)
         hsize = heap_push(heap, hsize, key, right)

@@ -22,6 +22,17 @@ import numpy as np
 njit = partial(numba.njit, cache=True, nogil=True)
 """Serial kernels."""
 
+pjit = partial(numba.njit, cache=True, nogil=True, parallel=True)
+"""Kernels with a ``prange`` loop over features, used only for large nodes of large data: their
+compilation (several seconds) happens only in fits that can use them."""
+
+prange = numba.prange
+get_thread_id = numba.get_thread_id
+
+#: A node is searched and partitioned on all threads when (samples x features) reaches this;
+#: below it waking the thread pool (~4 us) costs more than it saves.
+PARALLEL_MIN_WORK = 20_000
+
 #: Feature values are stored as float32, exactly as scikit-learn's trees do, so that thresholds
 #: (midpoints computed in float64 from float32 neighbours) are identical to scikit-learn's.
 X_DTYPE = np.float32

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ._config import FEATURE_THRESHOLD, njit
+from ._config import FEATURE_THRESHOLD, get_thread_id, njit, pjit, prange
 from ._criteria import (
     ABSOLUTE_ERROR,
     ENTROPY,
@@ -353,6 +353,72 @@ def eval_dense(feats, m, dense, samples, lo, hi, tgt, node_stats, wn, crit, pimp
         res_wl[j] = wl
 
 
+@pjit
+def eval_dense_parallel(feats, m, dense, lo, hi, node_stats, wn, crit, pimp, min_leaf,
+                        min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left):
+    """:func:`eval_dense` with one feature per task, for large nodes (not absolute error).
+
+    Each task writes only its own result slot, so the merge that follows is serial and exact.
+    """
+    sval, sidx, C, R, W = dense
+    S = node_stats.shape[0]
+    no_pos = np.int64(-1)
+    for j in prange(m):
+        left = np.empty(S)
+        right = np.empty(S)
+        sc, thr, nl, wl = scan_feature(sval, C, R, W, feats[j], lo, hi, no_pos, no_pos,
+                                       node_stats, 0.0, node_stats, wn, hi - lo, crit, pimp,
+                                       min_leaf, min_wleaf, rand_thrs[j], left, right,
+                                       res_left[j], left, right)
+        res_score[j] = sc
+        res_thr[j] = thr
+        res_nl[j] = nl
+        res_wl[j] = wl
+
+
+@njit
+def _partition_feature(sval, sidx, C, R, W, f, lo, hi, goes_left, tv, ts, tc, tr, tw):
+    """Stable partition of feature row ``f`` on ``[lo, hi)``; ``t*`` are buffers of hi - lo.
+
+    Branch-free: every entry is written both to the left cursor (in place, which never passes
+    the read position) and to the right buffer, and only the matching cursor advances; the
+    side of a sample is unpredictable, and a mispredicted branch costs more than the writes.
+    """
+    a = lo
+    b = 0
+    for i in range(lo, hi):
+        s = sidx[f, i]
+        g = np.int64(goes_left[s])
+        v = sval[f, i]
+        sidx[f, a] = s
+        sval[f, a] = v
+        ts[b] = s
+        tv[b] = v
+        if C is not None:
+            c = C[f, i]
+            C[f, a] = c
+            tc[b] = c
+        if R is not None:
+            r = R[f, i]
+            R[f, a] = r
+            tr[b] = r
+        if W is not None:
+            x = W[f, i]
+            W[f, a] = x
+            tw[b] = x
+        a += g
+        b += 1 - g
+    for i in range(b):
+        sidx[f, a + i] = ts[i]
+        sval[f, a + i] = tv[i]
+        if C is not None:
+            C[f, a + i] = tc[i]
+        if R is not None:
+            R[f, a + i] = tr[i]
+        if W is not None:
+            W[f, a + i] = tw[i]
+
+
 @njit
 def partition_dense(sval, sidx, C, R, W, lo, hi, goes_left):
     """Stably partition every feature's segment ``[lo, hi)`` by ``goes_left[sample]``.
@@ -368,39 +434,17 @@ def partition_dense(sval, sidx, C, R, W, lo, hi, goes_left):
     tr = np.empty(n if R is not None else 0)
     tw = np.empty(n if W is not None else 0)
     for f in range(sval.shape[0]):
-        a = lo
-        b = 0
-        for i in range(lo, hi):
-            s = sidx[f, i]
-            if goes_left[s]:
-                sidx[f, a] = s
-                sval[f, a] = sval[f, i]
-                if C is not None:
-                    C[f, a] = C[f, i]
-                if R is not None:
-                    R[f, a] = R[f, i]
-                if W is not None:
-                    W[f, a] = W[f, i]
-                a += 1
-            else:
-                ts[b] = s
-                tv[b] = sval[f, i]
-                if C is not None:
-                    tc[b] = C[f, i]
-                if R is not None:
-                    tr[b] = R[f, i]
-                if W is not None:
-                    tw[b] = W[f, i]
-                b += 1
-        for i in range(b):
-            sidx[f, a + i] = ts[i]
-            sval[f, a + i] = tv[i]
-            if C is not None:
-                C[f, a + i] = tc[i]
-            if R is not None:
-                R[f, a + i] = tr[i]
-            if W is not None:
-                W[f, a + i] = tw[i]
+        _partition_feature(sval, sidx, C, R, W, f, lo, hi, goes_left, tv, ts, tc, tr, tw)
+
+
+@pjit
+def partition_dense_parallel(sval, sidx, C, R, W, lo, hi, goes_left, bv, bs, bc, br, bw):
+    """:func:`partition_dense` with one feature per task; ``b*[t]`` are the buffers of thread
+    ``t`` (value, id, class, target, weight; the last three of width 0 when unused)."""
+    for f in prange(sval.shape[0]):
+        t = get_thread_id()
+        _partition_feature(sval, sidx, C, R, W, f, lo, hi, goes_left, bv[t], bs[t], bc[t],
+                           br[t], bw[t])
 
 
 # ------------------------------------------------------------------------------------------------
