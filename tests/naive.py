@@ -147,7 +147,7 @@ class RandR:
         return (high - low) * float(self.next()) / float(RAND_R_MAX) + low
 
 
-# -- a whole tree, recursively ----------------------------------------------------------------------
+# -- a whole tree, recursively ---------------------------------------------------------------
 
 
 def _is_constant(v):

@@ -106,6 +106,7 @@ def test_apply_matches_naive_routing(rng):
     np.testing.assert_array_equal(est.apply(Xt), want)
 
 
+@pytest.mark.jit_only  # 10,000 levels of kernels as Python would take many minutes
 def test_a_chain_ten_thousand_nodes_deep():
     """No recursion anywhere: a tree 10,001 levels deep grows, predicts, prunes and prints.
 

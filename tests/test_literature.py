@@ -160,6 +160,7 @@ print(est.score(X, y), before, after)
 """
 
 
+@pytest.mark.jit_only  # 100k x 2k as Python would take hours; the compiled pass runs it
 def test_sparse_100k_by_2k_is_not_densified():
     """100k x 2k sparse input: a dense float32 copy alone would take 800 MB."""
     out = subprocess.run([sys.executable, "-c", SPARSE_SCRIPT], capture_output=True, text=True,

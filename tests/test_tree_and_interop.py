@@ -2,6 +2,7 @@
 
 import pickle
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,7 +10,6 @@ from hypothesis import strategies as st
 from sklearn import tree as sktree
 from sklearn.datasets import load_iris, make_classification, make_regression
 
-import naive
 import treelearn as tl
 from treelearn._tree import Tree
 from treelearn.pruning import cost_complexity_path, prune_to_alpha

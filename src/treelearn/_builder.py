@@ -552,8 +552,8 @@ def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, 
     heap = np.empty(cap, dtype=np.int64)
     root = np.int64(0)
     inode[root, I_NCONST] = 0
-    _open_node(root, root, samples.shape[0], root, dense, sparse, samples, tgt, crit, iparams, fparams,
-               inode, fnode, value, scratch, absolute, par)
+    _open_node(root, root, samples.shape[0], root, dense, sparse, samples, tgt, crit, iparams,
+               fparams, inode, fnode, value, scratch, absolute, par)
     node_count = np.int64(1)
     key = fnode[:, F_IMPROVEMENT]
     hsize = heap_push(heap, root, key, root)

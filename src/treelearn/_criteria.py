@@ -7,19 +7,24 @@ A node is summarised by a statistics vector ``stats`` and its total sample weigh
 
 Criteria (``p_k = stats[k] / w``; logarithms base 2 as the literature computes entropy):
 
-=====================  ==============================================================================
-``gini``               impurity ``1 - sum_k p_k**2`` (Breiman et al. 1984)
-``entropy``            impurity ``-sum_k p_k log2 p_k``; a split maximises the information gain
-                       ``I(parent) - sum_c (w_c / w) I(child c)`` (Quinlan 1986). ``log_loss`` is an alias.
-``misclassification``  impurity ``1 - max_k p_k``: the textbook's accuracy loss
-``gain_ratio``         impurity = entropy; a split maximises ``gain / SplitInfo`` with
-                       ``SplitInfo = -sum_c (w_c / w) log2 (w_c / w)`` (Quinlan 1993, C4.5)
-``chi2``               impurity = entropy; a split maximises Pearson's statistic of the
-                       children x classes table, ``sum (O - E)**2 / E`` with ``E_ck = w_c w_k / w``
-``squared_error``      impurity = weighted variance ``stats[1]/w - (stats[0]/w)**2``; leaves predict the mean
-``absolute_error``     impurity = mean absolute deviation from the weighted median; leaves predict
-                       the weighted median (computed by :mod:`treelearn._split_exact`)
-=====================  ==============================================================================
+``gini``
+    impurity ``1 - sum_k p_k**2`` (Breiman et al. 1984)
+``entropy`` (alias ``log_loss``)
+    impurity ``-sum_k p_k log2 p_k``; a split maximises the information gain
+    ``I(parent) - sum_c (w_c / w) I(child c)`` (Quinlan 1986)
+``misclassification``
+    impurity ``1 - max_k p_k``: the textbook's accuracy loss
+``gain_ratio``
+    impurity = entropy; a split maximises ``gain / SplitInfo`` with
+    ``SplitInfo = -sum_c (w_c / w) log2 (w_c / w)`` (Quinlan 1993, C4.5)
+``chi2``
+    impurity = entropy; a split maximises Pearson's statistic of the children x classes
+    table, ``sum (O - E)**2 / E`` with ``E_ck = w_c w_k / w``
+``squared_error``
+    impurity = weighted variance ``stats[1]/w - (stats[0]/w)**2``; leaves predict the mean
+``absolute_error``
+    impurity = mean absolute deviation from the weighted median; leaves predict the weighted
+    median (computed by :mod:`treelearn._split_exact`)
 
 For ``gain_ratio`` and ``chi2`` the stored node impurity (used by ``min_impurity_decrease``,
 feature importances and cost-complexity pruning) is the entropy: the chi-square statistic of a

@@ -259,7 +259,7 @@ class BaseDecisionTree(BaseEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Normalised total impurity decrease brought by each feature (mean decrease in impurity)."""
+        """Normalised total impurity decrease of each feature (mean decrease in impurity)."""
         check_is_fitted(self, "tree_")
         return self.tree_.compute_feature_importances()
 

@@ -1,8 +1,8 @@
 """What the kernels see of X: prepared once per fit.
 
-Dense X (float32, C order) is presorted per feature (NumPy's argsort releases the GIL, so the
-features are sorted on a small thread pool without any compiled kernel); sparse X stays CSR (float32 data, int32
-column indices, int64 row pointers, sorted indices) together with a buffer of sample ids.
+Dense X (float32) is presorted per feature (NumPy's sort releases the GIL, so the features are
+sorted on a small thread pool without any compiled kernel); sparse X stays CSR (float32 data,
+int32 column indices, int64 row pointers, sorted indices) with a buffer of sample ids.
 The result is the ``(dense, sparse, samples)`` triple read by :func:`treelearn._builder.build`.
 """
 

@@ -1,10 +1,13 @@
 """Exact split search over sorted feature values (numeric features).
 
-Dense data is presorted once per feature (:func:`treelearn._features.presort`). Every open node owns one range
-``[lo, hi)`` of the presorted arrays, and inside that range each feature's segment holds exactly
-the node's samples in increasing order of that feature. Splitting a node stably partitions every
-feature's segment (:func:`partition_dense`), so children inherit sorted orders and nothing is ever
-sorted again. Finding a node's best split is then one linear scan per feature.
+Dense data is presorted once per feature (:func:`treelearn._features.presort`). Every open node
+owns one range ``[lo, hi)`` of the presorted arrays, and inside that range each feature's segment
+holds exactly the node's samples in increasing order of that feature, with their class codes or
+targets (and weights) alongside. Splitting a node stably partitions every feature's segment
+(:func:`partition_dense`), so children inherit sorted orders and nothing is ever sorted again.
+Finding a node's best split is then one sequential scan per feature; large nodes scan and
+partition their features on all threads (:func:`eval_dense_parallel`,
+:func:`partition_dense_parallel`).
 
 Sparse data (CSR) is not densified. For a node, the non-zero entries of its rows are bucketed per
 feature and each bucket is sorted (:func:`bucket_sparse`); the implicit zeros of a feature enter

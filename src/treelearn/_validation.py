@@ -94,7 +94,7 @@ def _describe(constraint: Any) -> str:
 
 
 def validate_params(estimator: Any, constraints: dict[str, list[Any]]) -> None:
-    """Raise InvalidParameterError for the first parameter of ``estimator`` breaking ``constraints``."""
+    """Raise InvalidParameterError for the first parameter breaking ``constraints``."""
     params = estimator.get_params(deep=False)
     for name, accepted in constraints.items():
         value = params[name]
