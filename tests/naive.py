@@ -32,8 +32,10 @@ def entropy(counts) -> float:
 
 
 def gini(counts) -> float:
+    """``1 - sum p_k^2``, written ``1 - sum c_k^2 / W^2`` as the kernels and scikit-learn write
+    it, so that splits that tie exactly also round equally."""
     total = float(sum(counts))
-    return 1.0 - sum((c / total) ** 2 for c in counts)
+    return 1.0 - sum(c * c for c in counts) / (total * total)
 
 
 def misclassification(counts) -> float:

@@ -3,7 +3,8 @@
 import naive
 import numpy as np
 import pytest
-from hypothesis import given
+from conftest import JIT_DISABLED
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treelearn import DecisionTreeClassifier, DecisionTreeRegressor
@@ -73,6 +74,7 @@ def test_regressor_equals_brute_force(criterion, params):
         assert_same_tree(est.tree_, ref)
 
 
+@settings(max_examples=150 if not JIT_DISABLED else 15)
 @given(st.integers(0, 10_000), st.sampled_from(CLASSIFIERS + ["squared_error"]))
 def test_random_small_problems_equal_brute_force(seed, criterion):
     rng = np.random.default_rng(seed)

@@ -163,3 +163,17 @@ def test_export_text_layout(fitted):
         tl.export_text(object())
     reg = tl.DecisionTreeRegressor(max_depth=1).fit(X, y.astype(float))
     assert "value: [" in tl.export_text(reg, show_impurity=True, show_samples=True)
+
+
+def test_parallel_apply_on_many_rows_matches_serial_and_sklearn(fitted):
+    from treelearn._tree import PARALLEL_MIN_ROWS, apply_dense
+
+    X, _, est = fitted
+    Xbig = np.random.default_rng(1).normal(size=(PARALLEL_MIN_ROWS + 123, X.shape[1])) * 2
+    t = est.tree_
+    serial = np.empty(Xbig.shape[0], dtype=np.intp)
+    apply_dense(Xbig.astype(np.float32), t.children_left, t.children_right, t.feature,
+                t.threshold, serial)
+    leaves = est.apply(Xbig)
+    np.testing.assert_array_equal(leaves, serial)
+    np.testing.assert_array_equal(leaves, tl.to_sklearn(est).apply(Xbig.astype(np.float32)))

@@ -22,7 +22,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import X_DTYPE, njit
+from ._config import X_DTYPE, njit, pjit, prange
+
+#: Predictions for at least this many rows are spread over the threads.
+PARALLEL_MIN_ROWS = 100_000
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -39,6 +42,22 @@ def apply_dense(X, left, right, feature, threshold, out):
             else:
                 node = right[node]
         out[i] = node
+
+
+@pjit
+def apply_dense_parallel(X, left, right, feature, threshold, out):
+    """:func:`apply_dense` over row blocks on all threads (for large X; compiled on first use)."""
+    n = X.shape[0]
+    n_blocks = (n + 4095) // 4096
+    for b in prange(n_blocks):
+        for i in range(b * 4096, min(n, (b + 1) * 4096)):
+            node = 0
+            while left[node] != TREE_LEAF:
+                if X[i, feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            out[i] = node
 
 
 @njit
@@ -187,8 +206,8 @@ class Tree:
                          self.children_left, self.children_right, self.feature, self.threshold,
                          out)
         else:
-            apply_dense(X, self.children_left, self.children_right, self.feature,
-                        self.threshold, out)
+            kernel = apply_dense_parallel if X.shape[0] >= PARALLEL_MIN_ROWS else apply_dense
+            kernel(X, self.children_left, self.children_right, self.feature, self.threshold, out)
         return out
 
     def predict(self, X) -> np.ndarray:
