@@ -79,8 +79,14 @@ def test_bad_y_for_classifier(ybad, words):
         DecisionTreeClassifier().fit(X, ybad)
 
 
-def test_object_labels_with_missing_values():
-    labels = np.array(["a", None] * 10, dtype=object)
+@pytest.mark.parametrize("missing", [None, float("nan"), "pd.NA"])
+def test_object_labels_with_missing_values(missing):
+    if missing == "pd.NA":
+        import pandas as pd
+
+        missing = pd.NA
+    labels = np.array(["a", "b"] * 10, dtype=object)
+    labels[3] = missing
     with pytest.raises(ValueError, match="y contains"):
         DecisionTreeClassifier().fit(X, labels)
 

@@ -84,6 +84,14 @@ def rand_uniform(low, high, state):
 
 
 @njit
+def _new_table(V):
+    """An empty node table (int columns, float columns, values) with room for 64 nodes."""
+    cap = 64
+    return (np.empty((cap, N_ICOLS), dtype=np.int64), np.empty((cap, N_FCOLS)),
+            np.empty((cap, V)))
+
+
+@njit
 def _grow(inode, fnode, value, needed):
     cap = inode.shape[0]
     if needed <= cap:
@@ -476,10 +484,7 @@ def build(dense, sparse, samples, tgt, n_samples, n_features, crit, S, V, iparam
 def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
                       absolute, scratch, par):
     """Depth-first growth (preorder numbering); arguments and result as :func:`build`."""
-    cap = 64
-    inode = np.empty((cap, N_ICOLS), dtype=np.int64)
-    fnode = np.empty((cap, N_FCOLS), dtype=np.float64)
-    value = np.empty((cap, V), dtype=np.float64)
+    inode, fnode, value = _new_table(V)
     goes_left = scratch[10]
     # Typed, non-literal counters: a literal passed to a kernel compiles a specialisation.
     node_count = np.int64(0)
@@ -539,17 +544,14 @@ def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams,
 def build_best_first(dense, sparse, samples, tgt, n_features, crit, V, iparams, fparams,
                      absolute, scratch, par):
     """Best-first growth up to ``max_leaf_nodes`` leaves; arguments and result as :func:`build`."""
-    cap = 64
-    inode = np.empty((cap, N_ICOLS), dtype=np.int64)
-    fnode = np.empty((cap, N_FCOLS), dtype=np.float64)
-    value = np.empty((cap, V), dtype=np.float64)
+    inode, fnode, value = _new_table(V)
     goes_left = scratch[10]
     # Typed, non-literal counters: a literal passed to a kernel compiles a specialisation.
     node_count = np.int64(0)
     max_depth = np.int64(0)
 
     max_splits = iparams[P_MAX_LEAF_NODES] - 1
-    heap = np.empty(cap, dtype=np.int64)
+    heap = np.empty(inode.shape[0], dtype=np.int64)
     root = np.int64(0)
     inode[root, I_NCONST] = 0
     _open_node(root, root, samples.shape[0], root, dense, sparse, samples, tgt, crit, iparams,

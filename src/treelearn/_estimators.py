@@ -40,6 +40,7 @@ from ._validation import (
     check_sample_weight,
     check_X,
     check_y_1d,
+    check_y_missing,
     validate_params,
 )
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
@@ -118,7 +119,7 @@ def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) ->
     )
 
 
-def _grow(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
+def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, min_impurity_decrease: float) -> Tree:
     # Samples of weight zero take no part, as in scikit-learn (they are not counted either).
     keep = w > 0.0
@@ -198,13 +199,14 @@ class BaseDecisionTree(BaseEstimator):
             The fitted estimator.
         """
         validate_params(self, self._constraints())
+        check_y_missing(y)
         X, y = check_X(self, X, reset=True, y=y)
         y = check_y_1d(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
-        tree = _grow(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
+        tree = _fit_tree(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
                      self.min_impurity_decrease)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha)
@@ -311,10 +313,12 @@ _DOC_PARAMS = """
 
     Notes
     -----
-    With ``splitter="best"`` and ``max_features=None`` the fitted tree is the one scikit-learn
-    grows on data without ties. Ties between equally good splits are broken deterministically:
-    the lower feature index first (or the earlier feature in the random draw when
-    ``max_features`` is set), then the smaller threshold.
+    With ``splitter="best"`` the fitted tree is the one scikit-learn grows with the same
+    ``random_state``. Ties between equally good splits are broken as scikit-learn breaks them:
+    features are examined in the order of scikit-learn's Fisher-Yates draw from
+    ``random_state`` (its ``rand_r`` generator), the first best feature wins, and within a
+    feature the smallest threshold. For regression targets that are not integers, splits that
+    tie in exact arithmetic are decided by rounding, which can differ between the libraries.
 """
 
 

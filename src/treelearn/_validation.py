@@ -131,6 +131,28 @@ def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = "no_validation"):
     return X if isinstance(y, str) and y == "no_validation" else (X, y)
 
 
+def _is_missing(v: Any) -> bool:
+    """None, a float NaN, or pandas' NA (without needing pandas installed)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return True
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def check_y_missing(y: Any) -> None:
+    """Raise a ValueError naming y when it holds NaN, None or pandas' NA (before other checks,
+    whose messages would not say which input is at fault)."""
+    if y is None:
+        return
+    try:
+        arr = np.asarray(y)
+    except (TypeError, ValueError):  # e.g. pandas NA in a list: look at the items as objects
+        arr = np.asarray(y, dtype=object)
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError("Input y contains NaN.")
+    if arr.dtype.kind == "O" and any(_is_missing(v) for v in arr.ravel()):
+        raise ValueError("Input y contains missing values (None, NaN or NA).")
+
+
 def check_y_1d(y: Any) -> np.ndarray:
     """Return y as a 1-D array, rejecting several target columns and missing labels."""
     y = np.asarray(y)
@@ -151,13 +173,6 @@ def check_y_1d(y: Any) -> np.ndarray:
             f"y must be 1-dimensional (one target); got an array of shape {y.shape}. "
             "treelearn trees predict a single output."
         )
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise ValueError("Input y contains NaN.")
-    if y.dtype.kind == "O":
-        import pandas as pd  # noqa: F401 - only reached for object labels
-
-        if pd.isna(y).any():
-            raise ValueError("Input y contains missing values (None/NaN).")
     return y
 
 
