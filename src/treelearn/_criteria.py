@@ -67,11 +67,6 @@ REGRESSION_CRITERIA: dict[str, int] = {
 LN2 = math.log(2.0)
 
 
-def is_classification(crit: int) -> bool:
-    """Return True for the criteria that read class weights."""
-    return crit <= CHI2
-
-
 @njit
 def entropy(stats: np.ndarray, w: float) -> float:
     """Entropy in bits of the class weights ``stats`` summing to ``w``."""
