@@ -24,7 +24,9 @@ def test_dataframe_input_records_feature_names(iris):
     assert list(est.feature_names_in_) == ["sl", "sw", "pl", "pw"]
     assert est.n_features_in_ == 4
     assert "pw <= 0.80" in export_text(est)
-    np.testing.assert_array_equal(est.predict(df), est.predict(X))
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        from_array = est.predict(X)
+    np.testing.assert_array_equal(est.predict(df), from_array)
 
 
 def test_lists_float32_and_float64_give_the_same_tree(iris):

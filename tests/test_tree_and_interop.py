@@ -90,6 +90,7 @@ def test_to_sklearn_predicts_identically(fitted):
     assert tl.to_sklearn(gr).criterion == "entropy"
 
 
+@pytest.mark.filterwarnings("ignore:Value `\"friedman_mse\"`:FutureWarning")  # sklearn's own
 def test_from_sklearn_round_trip_and_pruning():
     X, y = load_iris(return_X_y=True)
     sk = sktree.DecisionTreeClassifier(random_state=0).fit(X, y)

@@ -62,6 +62,7 @@ def test_max_features_larger_than_n_features():
     (np.empty((20, 0)), "0 feature"),
     (np.array([["a", "b"]] * 20), "could not convert string to float"),
 ])
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 def test_bad_X_at_fit(Xbad, words):
     with pytest.raises(ValueError, match=words):
         DecisionTreeClassifier().fit(Xbad, y)
