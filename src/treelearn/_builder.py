@@ -251,7 +251,7 @@ def _open_node(node, lo, hi, depth, dense, sparse, samples, tgt, crit, iparams, 
                                     res_left)
                 serial = False
         if serial:
-            eval_dense(feats, m, dense, samples, lo, hi, tgt, stats, wn, crit, imp, min_leaf,
+            eval_dense(feats, m, dense, lo, hi, tgt, stats, wn, crit, imp, min_leaf,
                        min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left,
                        absolute)
 

@@ -325,7 +325,7 @@ def fill_abs_costs(samps, lo, hi, tgt, cost_l, cost_r):
 
 
 @njit
-def eval_dense(feats, m, dense, samples, lo, hi, tgt, node_stats, wn, crit, pimp, min_leaf,
+def eval_dense(feats, m, dense, lo, hi, tgt, node_stats, wn, crit, pimp, min_leaf,
                min_wleaf, rand_thrs, res_score, res_thr, res_nl, res_wl, res_left, absolute):
     """Score the first ``m`` features of ``feats``; results go to per-feature slots ``res_*``.
 

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import X_DTYPE, njit, pjit, prange
+from ._split_exact import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
 PARALLEL_MIN_ROWS = 100_000
@@ -61,28 +62,12 @@ def apply_dense_parallel(X, left, right, feature, threshold, out):
 
 
 @njit
-def _csr_value(indptr, indices, data, i, f):
-    a = indptr[i]
-    b = indptr[i + 1]
-    while a < b:
-        mid = (a + b) // 2
-        c = indices[mid]
-        if c == f:
-            return data[mid]
-        if c < f:
-            a = mid + 1
-        else:
-            b = mid
-    return np.float32(0.0)
-
-
-@njit
 def apply_sparse(indptr, indices, data, left, right, feature, threshold, out):
     """Leaf index of every row of a CSR matrix (sorted indices, float32 data)."""
     for i in range(out.shape[0]):
         node = 0
         while left[node] != TREE_LEAF:
-            if _csr_value(indptr, indices, data, i, feature[node]) <= threshold[node]:
+            if sparse_value(indptr, indices, data, i, feature[node]) <= threshold[node]:
                 node = left[node]
             else:
                 node = right[node]
@@ -101,7 +86,7 @@ def node_depths(left, right):
 
 
 @njit
-def _path_indices(leaves, left, right, feature, threshold, depth):
+def _path_indices(leaves, left, right, depth):
     """CSR pieces of the decision path: the nodes from the root to each sample's leaf."""
     n = leaves.shape[0]
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -218,7 +203,7 @@ class Tree:
         """Indicator matrix (n_samples, node_count): nonzero where a row passes through a node."""
         leaves = self.apply(X)
         indptr, indices = _path_indices(leaves, self.children_left, self.children_right,
-                                        self.feature, self.threshold, self.node_depths())
+                                        self.node_depths())
         data = np.ones(indices.shape[0], dtype=np.intp)
         return sp.csr_matrix((data, indices, indptr), shape=(leaves.shape[0], self.node_count))
 
