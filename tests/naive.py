@@ -342,3 +342,51 @@ def naive_ccp_path(left, right, weighted_n, impurity):
         alphas.append(best)
         risks.append(sum(r[i] for i in leaves(0)))
     return np.asarray(alphas), np.asarray(risks)
+
+
+# -- histogram splitter ------------------------------------------------------------------------
+
+
+def naive_hist(bins, y, w, *, n_features, n_bins, n_classes=None, weighted=False):
+    """Histogram of rows, column by column as :mod:`treelearn._split_hist` lays it out."""
+    H = (n_classes if n_classes is not None else 2) + (1 if weighted else 0)
+    hist = np.zeros((n_features, n_bins, H))
+    for i in range(bins.shape[0]):
+        for f in range(n_features):
+            b = bins[i, f]
+            if n_classes is not None:
+                hist[f, b, int(y[i])] += w[i]
+            else:
+                hist[f, b, 0] += w[i]
+                hist[f, b, 1] += w[i] * y[i]
+            if weighted:
+                hist[f, b, H - 1] += 1
+    return hist
+
+
+def naive_best_bin(bins_f, y, w, crit, *, n_bins, n_classes=None, min_leaf=1, min_wleaf=0.0):
+    """Best cut "bin <= b" by trying every b and scoring it from the definitions.
+
+    Returns ``(b, n_left)``, or ``(-1, 0)`` when no cut is valid; ties go to the smallest b.
+    """
+    best, best_b, best_nl = -np.inf, -1, 0
+    for b in range(n_bins - 1):
+        left = bins_f <= b
+        nl = int(left.sum())
+        nr = len(bins_f) - nl
+        if nl == 0 or nr == 0 or nl < min_leaf or nr < min_leaf:
+            continue
+        if not np.any(bins_f == b):  # same partition as the previous cut
+            continue
+        if w[left].sum() < min_wleaf or w[~left].sum() < min_wleaf:
+            continue
+        sc = split_score(y[left], w[left], y[~left], w[~left], crit, n_classes)
+        if best_b < 0 or sc > best + 1e-12 * max(1.0, abs(best)):
+            best, best_b, best_nl = sc, b, nl
+    return best_b, best_nl
+
+
+def naive_partition(bins, f, tb):
+    """Rows with ``bins[:, f] <= tb`` first, then the others, each group in order."""
+    go = bins[:, f] <= tb
+    return np.concatenate([np.flatnonzero(go), np.flatnonzero(~go)])

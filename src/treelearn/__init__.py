@@ -1,10 +1,11 @@
 """treelearn: decision trees as the classic literature teaches them, on a Numba engine.
 
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
-the flat :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and
+the :class:`Binner` of the histogram splitter, the flat :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and
 :func:`export_text`.
 """
 
+from ._binning import Binner
 from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
 from ._tree import Tree
 from .export import export_text
@@ -13,6 +14,7 @@ from .interop import from_sklearn, to_sklearn
 __version__ = "0.1.0"
 
 __all__ = [
+    "Binner",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "Tree",

@@ -7,17 +7,20 @@ function of its own, instead of one long method mixing them.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._binning import Binner
 from ._builder import (
     F_IMPURITY,
     F_THRESHOLD,
@@ -31,6 +34,7 @@ from ._builder import (
 )
 from ._criteria import ABSOLUTE_ERROR, CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 from ._features import prepare_exact
+from ._grow_hist import build_hist
 from ._tree import Tree
 from ._validation import (
     RANDOM_STATE,
@@ -48,7 +52,9 @@ from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
 MAX_INT = np.iinfo(np.int32).max
 
 _COMMON_CONSTRAINTS = {
-    "splitter": [Options(("best", "random"))],
+    "splitter": [Options(("best", "random", "hist"))],
+    "max_bins": [Interval("int", 2, 255)],
+    "binner": [InstanceOf((Binner,), "a treelearn Binner"), None],
     "max_depth": [Interval("int", 1, None), None],
     "min_samples_split": [Interval("int", 2, None), Interval("real", 0.0, 1.0, "right")],
     "min_samples_leaf": [Interval("int", 1, None), Interval("real", 0.0, 1.0, "neither")],
@@ -120,7 +126,9 @@ def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) ->
 
 
 def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
-          settings: _Settings, min_impurity_decrease: float) -> Tree:
+              settings: _Settings, min_impurity_decrease: float,
+              binner: Binner | None = None) -> Tree:
+    """Grow the tree: exact split search, or histograms when a fitted ``binner`` is given."""
     # Samples of weight zero take no part, as in scikit-learn (they are not counted either).
     keep = w > 0.0
     if not keep.all():
@@ -128,12 +136,17 @@ def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classe
         w = w[keep]
         ycls = ycls[keep] if ycls.size else ycls
         yreg = yreg[keep] if yreg.size else yreg
-    dense, sparse, samples = prepare_exact(X, ycls, yreg, w)
     iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
-    inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],
-                                      X.shape[1], crit, n_stats, n_values, iparams, fparams,
-                                      absolute)
+    if binner is not None:
+        inode, fnode, value, _, _ = build_hist(
+            binner.transform_padded(X), binner.n_bins_, binner._table, binner.missing_bin, ycls, yreg,
+            w, crit, n_stats, n_values, iparams, fparams, absolute)
+    else:
+        dense, sparse, samples = prepare_exact(X, ycls, yreg, w)
+        inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],
+                                          X.shape[1], crit, n_stats, n_values, iparams,
+                                          fparams, absolute)
     return Tree(
         n_features=X.shape[1],
         n_classes=[n_classes],
@@ -156,7 +169,7 @@ class BaseDecisionTree(BaseEstimator):
     def __init__(self, *, criterion, splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 ccp_alpha=0.0):
+                 ccp_alpha=0.0, max_bins=255, binner=None):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -168,10 +181,12 @@ class BaseDecisionTree(BaseEstimator):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
+        self.binner = binner
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = self.splitter != "hist"
         return tags
 
     def _constraints(self) -> dict:
@@ -206,14 +221,39 @@ class BaseDecisionTree(BaseEstimator):
         ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
+        binner = self._fit_binner(X, w, settings.seed) if self.splitter == "hist" else None
         tree = _fit_tree(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
-                     self.min_impurity_decrease)
+                         self.min_impurity_decrease, binner)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
         return self
+
+    def _fit_binner(self, X, w, seed: int) -> Binner:
+        """The binner of a hist fit: the ``binner`` parameter (fitted: reused as is; not fitted:
+        a copy is fitted), else a new one with ``max_bins``. Kept as ``binner_``."""
+        if sp.issparse(X):
+            raise TypeError(
+                'splitter="hist" needs dense X; sparse input is supported by splitter="best" '
+                'and splitter="random".'
+            )
+        if self.binner is not None and self.binner.is_fitted:
+            if self.binner.n_features_in_ != X.shape[1]:
+                raise ValueError(
+                    f"binner was fitted on {self.binner.n_features_in_} features, but X has "
+                    f"{X.shape[1]} features."
+                )
+            binner = self.binner
+        else:
+            if self.binner is not None:
+                binner = copy.deepcopy(self.binner)
+            else:
+                binner = Binner(max_bins=self.max_bins, random_state=seed % (2**32))
+            binner.fit(X[w > 0.0])
+        self.binner_ = binner
+        return binner
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
@@ -286,9 +326,12 @@ class BaseDecisionTree(BaseEstimator):
 
 
 _DOC_PARAMS = """
-    splitter : {"best", "random"}, default="best"
+    splitter : {"best", "random", "hist"}, default="best"
         "best" scans every cut of every candidate feature; "random" scores one uniformly drawn
-        threshold per candidate feature (scikit-learn's random splitter).
+        threshold per candidate feature (scikit-learn's random splitter); "hist" bins each
+        feature into at most ``max_bins`` bins (quantiles; one bin per value when a feature has
+        no more distinct values) and scans the bins' histograms: much faster on large data,
+        thresholds restricted to bin edges (real values: predict takes raw X). Dense X only.
     max_depth : int, default=None
         Maximum depth; None grows until leaves are pure or other limits stop them.
     min_samples_split : int or float, default=2
@@ -310,6 +353,15 @@ _DOC_PARAMS = """
         is at least this (the literature's minimum information gain, with entropy).
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning (0: no pruning).
+    max_bins : int, default=255
+        Bins per feature for ``splitter="hist"`` (2 to 255; a further bin is kept for missing
+        values). Ignored by the other splitters and when a fitted ``binner`` is given.
+    binner : Binner or None, default=None
+        Bin edges for ``splitter="hist"``. A fitted :class:`treelearn.Binner` is used as is, so
+        repeated fits (cross-validation, parameter searches: ``clone`` copies it with its edges)
+        skip learning the edges; an unfitted one is fitted on X (its settings, e.g.
+        ``subsample``, apply). None: a new ``Binner(max_bins)``. The binner used is kept as
+        ``binner_``.
 
     Notes
     -----
@@ -357,13 +409,14 @@ default="gini"
     def __init__(self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 class_weight=None, ccp_alpha=0.0):
+                 class_weight=None, ccp_alpha=0.0, max_bins=255, binner=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          max_features=max_features, random_state=random_state,
                          max_leaf_nodes=max_leaf_nodes,
-                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha)
+                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
+                         max_bins=max_bins, binner=binner)
         self.class_weight = class_weight
 
     def _constraints(self) -> dict:
@@ -448,13 +501,14 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=None, random_state=None, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, ccp_alpha=0.0):
+                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bins=255, binner=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          max_features=max_features, random_state=random_state,
                          max_leaf_nodes=max_leaf_nodes,
-                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha)
+                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
+                         max_bins=max_bins, binner=binner)
 
     def _encode_target(self, y, w):
         if y.dtype.kind not in "biuf":

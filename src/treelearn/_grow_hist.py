@@ -1,0 +1,553 @@
+"""Growing a tree with the histogram splitter (``splitter="hist"``).
+
+The growers mirror :mod:`treelearn._builder` (depth-first stack with preorder numbering, or a
+best-first heap for ``max_leaf_nodes``; same node table, stopping rules and improvement), but a
+node's split comes from histograms (:mod:`treelearn._split_hist`):
+
+* a node's rows are one contiguous range of a row-major bin matrix; splitting copies them into
+  the other of two buffers (depth parity), left rows first;
+* after a split, the histogram of the *smaller* child is built from its rows and the larger
+  child's is the parent's minus it, in the parent's memory;
+* histograms live in a pool of slots. A node waiting on the stack or heap keeps its histogram
+  only while two slots stay free for the node being worked on (the reserve); otherwise it is
+  rebuilt from the node's rows when needed. The pool's size is bounded by a memory budget
+  (:data:`HIST_POOL_BYTES`), so wide data cannot exhaust memory;
+* children that cannot be split (depth, size limits) get no histogram at all;
+* large nodes build histograms and partition rows on all threads. Scans stay serial: a node's
+  scan costs (features x bins), at most a few hundred microseconds, and a parallel version
+  doubled the scan's compilation time for a gain the benchmarks could not see.
+
+``max_features`` draws features with scikit-learn's generator (a partial Fisher-Yates shuffle);
+when none of the drawn features can split the node, the remaining ones are tried, as
+scikit-learn does.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._builder import (
+    F_IMPROVEMENT,
+    F_IMPURITY,
+    F_THRESHOLD,
+    F_WEIGHT,
+    I_DEPTH,
+    I_FEATURE,
+    I_HI,
+    I_LEFT,
+    I_LO,
+    I_NLEFT,
+    I_NSAMP,
+    I_RIGHT,
+    N_FCOLS,
+    N_ICOLS,
+    P_MAX_DEPTH,
+    P_MAX_FEATURES,
+    P_MAX_LEAF_NODES,
+    P_MIN_IMPURITY_DECREASE,
+    P_MIN_LEAF,
+    P_MIN_SPLIT,
+    P_MIN_WEIGHT_LEAF,
+    P_SEED,
+    P_TOTAL_WEIGHT,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    _grow,
+    heap_pop,
+    heap_push,
+    rand_int,
+)
+from ._config import EPSILON, PARALLEL_MIN_WORK, njit
+from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from ._split_exact import prefix_abs_cost, weighted_median
+from ._split_hist import (
+    hist_node,
+    hist_node_parallel,
+    left_row_stats,
+    partition_rows,
+    partition_rows_parallel,
+    row_stats,
+    scan_abs,
+    scan_hist,
+    subtract,
+)
+
+#: Extra node-table columns of the histogram growers: the split's bin and the node's slot.
+I_BIN = N_ICOLS
+I_SLOT = N_ICOLS + 1
+N_HCOLS = N_ICOLS + 2
+
+#: Memory the histogram pool may take (pages are touched only as slots are used).
+HIST_POOL_BYTES = 64 * 2**20
+
+
+@njit
+def _new_table(V):
+    cap = 64
+    return (np.empty((cap, N_HCOLS), dtype=np.int64), np.empty((cap, N_FCOLS)),
+            np.empty((cap, V)))
+
+
+@njit
+def _side(bufs, buf):
+    """The row buffers of parity ``buf``: (bins, class codes, targets, weights)."""
+    B0, B1, C0, C1, R0, R1, W0, W1, _, _ = bufs
+    if buf == 0:
+        return B0, C0, R0, W0
+    return B1, C1, R1, W1
+
+
+@njit
+def _take(free, nfree):
+    nfree[0] -= 1
+    return free[nfree[0]]
+
+
+@njit
+def _release(free, nfree, slot):
+    if slot >= 0:
+        free[nfree[0]] = slot
+        nfree[0] += 1
+
+
+@njit
+def _keep(free, nfree, slot):
+    """A waiting node keeps its histogram only if two slots stay free (the working reserve)."""
+    if slot >= 0 and nfree[0] < 2:
+        _release(free, nfree, slot)
+        return -1
+    return slot
+
+
+@njit
+def _keep_pair(free, nfree, large, small):
+    """Two waiting siblings: both keep their histograms if two slots stay free, else the
+    larger one (dearer to rebuild) keeps its own if it can."""
+    if nfree[0] >= 2:
+        return large, small
+    _release(free, nfree, small)
+    return _keep(free, nfree, large), np.int64(-1)
+
+
+@njit
+def _build(bufs, buf, lo, hi, hist, priv):
+    B, C, R, W = _side(bufs, buf)
+    if priv is not None:
+        n = hi - lo
+        if n * B.shape[1] >= PARALLEL_MIN_WORK and n >= 2 * hist.shape[1] * hist.shape[2]:
+            hist_node_parallel(B, C, R, W, lo, hi, hist, priv)
+            return
+    hist_node(B, C, R, W, lo, hi, hist)
+
+
+@njit
+def _partition(bufs, buf, lo, hi, f, tb, nl, counts):
+    Bs, Cs, Rs, Ws = _side(bufs, buf)
+    _, Cd, Rd, Wd = _side(bufs, 1 - buf)
+    Vs = bufs[8] if buf == 0 else bufs[9]
+    Vd = bufs[9] if buf == 0 else bufs[8]
+    if counts is not None:
+        if (hi - lo) * Bs.shape[1] >= 4 * PARALLEL_MIN_WORK:
+            partition_rows_parallel(Bs, Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, f, tb, nl,
+                                    counts)
+            return lo + nl
+    partition_rows(Bs, Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, f, tb, nl)
+    return lo + nl
+
+
+@njit
+def _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode, fnode, value, absolute):
+    """Fill the node's table row from its rows; return ``(stats, wn, imp, splittable)``."""
+    _, C, R, W = _side(bufs, depth & 1)
+    stats = np.zeros(S)
+    wn = row_stats(C, R, W, lo, hi, stats)
+    nn = hi - lo
+    if absolute is not None:
+        ys = np.empty(nn)
+        ws = np.empty(nn)
+        for i in range(nn):
+            ys[i] = R[lo + i]
+            ws[i] = W[lo + i]
+        cost = np.empty(nn + 1)
+        prefix_abs_cost(ys, ws, cost)
+        imp = cost[nn] / wn
+        value[node, 0] = weighted_median(ys, ws)
+    else:
+        imp = node_impurity(stats, wn, crit)
+        if crit == SQUARED_ERROR:
+            value[node, 0] = stats[0] / wn
+        else:
+            for k in range(S):
+                value[node, k] = stats[k] / wn
+    inode[node, I_LEFT] = TREE_LEAF
+    inode[node, I_RIGHT] = TREE_LEAF
+    inode[node, I_FEATURE] = TREE_UNDEFINED
+    inode[node, I_NSAMP] = nn
+    inode[node, I_LO] = lo
+    inode[node, I_HI] = hi
+    inode[node, I_DEPTH] = depth
+    inode[node, I_NLEFT] = 0
+    inode[node, I_BIN] = -1
+    inode[node, I_SLOT] = -1
+    fnode[node, F_THRESHOLD] = TREE_UNDEFINED
+    fnode[node, F_IMPURITY] = imp
+    fnode[node, F_WEIGHT] = wn
+    fnode[node, F_IMPROVEMENT] = 0.0
+    min_leaf = iparams[P_MIN_LEAF]
+    splittable = not (
+        depth >= iparams[P_MAX_DEPTH]
+        or nn < iparams[P_MIN_SPLIT]
+        or nn < 2 * min_leaf
+        or wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF]
+        or imp <= EPSILON
+    )
+    return stats, wn, imp, splittable
+
+
+@njit
+def _may_split(n, depth, iparams):
+    """Whether a child of ``n`` rows at ``depth`` can pass the size and depth rules."""
+    return (depth < iparams[P_MAX_DEPTH] and n >= iparams[P_MIN_SPLIT]
+            and n >= 2 * iparams[P_MIN_LEAF])
+
+
+@njit
+def _find_split(node, lo, hi, bufs, hist, nbins, edges, stats, wn, imp, crit, iparams, fparams,
+                inode, fnode, scratch, absolute):
+    """Search the node's best split from its histogram; record it in the table (or leave the
+    node a leaf when no valid split improves enough)."""
+    perm, rng, feats, res_score, res_bin, res_nl, res_wl, res_left, res_cl, res_cr = scratch
+    depth = inode[node, I_DEPTH]
+    B, C, R, W = _side(bufs, depth & 1)
+    p = perm.shape[0]
+    S = stats.shape[0]
+    nn = hi - lo
+    min_leaf = iparams[P_MIN_LEAF]
+    min_wleaf = fparams[P_MIN_WEIGHT_LEAF]
+    weighted = hist.shape[2] > (2 if crit >= SQUARED_ERROR else S)
+    mf = iparams[P_MAX_FEATURES]
+    if mf >= p:
+        m = p
+        for j in range(p):
+            feats[j] = j
+    else:
+        m = mf
+        for j in range(m):
+            r = rand_int(j, p, rng)
+            perm[j], perm[r] = perm[r], perm[j]
+        for j in range(p):
+            feats[j] = perm[j]
+    start = 0
+    best = -1
+    while True:
+        if absolute is not None:
+            for j in range(start, m):
+                f = feats[j]
+                (res_score[j], res_bin[j], res_nl[j], res_wl[j], res_cl[j],
+                 res_cr[j]) = scan_abs(B, R, W, lo, hi, f, nbins[f], wn, min_leaf, min_wleaf,
+                                       np.empty(nn + 1), np.empty(nn + 1))
+        else:
+            left = np.empty(S)
+            right = np.empty(S)
+            for j in range(start, m):
+                f = feats[j]
+                res_score[j], res_bin[j], res_nl[j], res_wl[j] = scan_hist(
+                    hist, f, nbins[f], stats, wn, nn, crit, imp, min_leaf, min_wleaf, weighted,
+                    left, right, res_left[j])
+        best_score = -np.inf
+        for j in range(m):
+            if res_score[j] > best_score:
+                best_score = res_score[j]
+                best = j
+        if best >= 0 or m >= p:
+            break
+        # None of the drawn features can split: try the others (scikit-learn does too).
+        start = m
+        m = p
+    if best < 0:
+        return
+    f = feats[best]
+    tb = res_bin[best]
+    nl = res_nl[best]
+    wl = res_wl[best]
+    wr = wn - wl
+    if absolute is not None:
+        imp_l = res_cl[best] / wl
+        imp_r = res_cr[best] / wr
+    else:
+        left = np.zeros(S)
+        if crit >= SQUARED_ERROR:
+            # Histograms hold no sums of squares: the children's come from the rows.
+            wl = left_row_stats(B, C, R, W, lo, hi, f, tb, left)
+            wr = wn - wl
+        else:
+            for k in range(S):
+                left[k] = res_left[best, k]
+        right = np.empty(S)
+        for k in range(S):
+            right[k] = stats[k] - left[k]
+        imp_l = node_impurity(left, wl, crit)
+        imp_r = node_impurity(right, wr, crit)
+    improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        return
+    inode[node, I_FEATURE] = f
+    inode[node, I_NLEFT] = nl
+    inode[node, I_BIN] = tb
+    fnode[node, F_THRESHOLD] = np.float64(edges[f, tb])
+    fnode[node, F_IMPROVEMENT] = improvement
+
+
+@njit
+def _split_hists(bufs, buf, lo, mid, hi, slot, pool, free, nfree, priv):
+    """Histograms of both children from the parent's (``slot``, or rebuilt if -1): the
+    smaller child's from its rows, the larger's by subtraction. Returns their slots."""
+    small_left = mid - lo <= hi - mid
+    s_lo, s_hi = (lo, mid) if small_left else (mid, hi)
+    if slot < 0:
+        slot = _take(free, nfree)
+        _build(bufs, buf, lo, hi, pool[slot], priv)
+    small = _take(free, nfree)
+    _build(bufs, buf, s_lo, s_hi, pool[small], priv)
+    subtract(pool[slot], pool[small])
+    if small_left:
+        return small, slot
+    return slot, small
+
+
+@njit
+def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, pool, free, nfree,
+                           priv, absolute, scratch, counts):
+    """Depth-first growth (preorder numbering); arguments as :func:`build_hist`."""
+    inode, fnode, value = _new_table(V)
+    node_count = np.int64(0)
+    max_depth = np.int64(0)
+    # (lo, hi, depth, parent, is_left, histogram slot) per pending node
+    scap = 64
+    stack = np.empty((scap, 6), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = bufs[0].shape[0]
+    stack[0, 2] = 0
+    stack[0, 3] = -1
+    stack[0, 4] = 0
+    stack[0, 5] = -1
+    top = 1
+    while top > 0:
+        top -= 1
+        lo, hi, depth, parent, is_left, slot = stack[top]
+        inode, fnode, value = _grow(inode, fnode, value, node_count + 1)
+        node = node_count
+        node_count += 1
+        if parent >= 0:
+            inode[parent, I_LEFT if is_left else I_RIGHT] = node
+        stats, wn, imp, ok = _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode,
+                                   fnode, value, absolute)
+        if depth > max_depth:
+            max_depth = depth
+        if not ok:
+            _release(free, nfree, slot)
+            continue
+        if slot < 0 and absolute is None:
+            slot = _take(free, nfree)
+            _build(bufs, depth & 1, lo, hi, pool[slot], priv)
+        _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
+                    iparams, fparams, inode, fnode, scratch, absolute)
+        if inode[node, I_FEATURE] == TREE_UNDEFINED:
+            _release(free, nfree, slot)
+            continue
+        mid = _partition(bufs, depth & 1, lo, hi, inode[node, I_FEATURE], inode[node, I_BIN],
+                         inode[node, I_NLEFT], counts)
+        sl = np.int64(-1)
+        sr = np.int64(-1)
+        if (absolute is None and _may_split(mid - lo, depth + 1, iparams)
+                and _may_split(hi - mid, depth + 1, iparams)):
+            sl, sr = _split_hists(bufs, (depth + 1) & 1, lo, mid, hi, slot, pool, free, nfree,
+                                  priv)
+            if mid - lo > hi - mid:
+                sl, sr = _keep_pair(free, nfree, sl, sr)
+            else:
+                sr, sl = _keep_pair(free, nfree, sr, sl)
+        else:
+            _release(free, nfree, slot)
+        if top + 2 > scap:
+            s2 = np.empty((2 * scap, 6), dtype=np.int64)
+            for i in range(scap):
+                for c in range(6):
+                    s2[i, c] = stack[i, c]
+            stack = s2
+            scap *= 2
+        stack[top, 0] = mid
+        stack[top, 1] = hi
+        stack[top, 2] = depth + 1
+        stack[top, 3] = node
+        stack[top, 4] = 0
+        stack[top, 5] = sr
+        stack[top + 1, 0] = lo
+        stack[top + 1, 1] = mid
+        stack[top + 1, 2] = depth + 1
+        stack[top + 1, 3] = node
+        stack[top + 1, 4] = 1
+        stack[top + 1, 5] = sl
+        top += 2
+    return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
+        node_count, max_depth
+
+
+@njit
+def _open_and_search(node, lo, hi, depth, slot, bufs, nbins, edges, crit, S, iparams, fparams,
+                     inode, fnode, value, pool, free, nfree, priv, absolute, scratch):
+    """Best-first: open a node and search its split now (it waits in the heap with it)."""
+    stats, wn, imp, ok = _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode,
+                               fnode, value, absolute)
+    if not ok:
+        _release(free, nfree, slot)
+        return
+    if slot < 0 and absolute is None:
+        slot = _take(free, nfree)
+        _build(bufs, depth & 1, lo, hi, pool[slot], priv)
+    _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
+                iparams, fparams, inode, fnode, scratch, absolute)
+    if inode[node, I_FEATURE] == TREE_UNDEFINED:
+        _release(free, nfree, slot)
+    else:
+        inode[node, I_SLOT] = _keep(free, nfree, slot)
+
+
+@njit
+def build_hist_best_first(bufs, nbins, edges, crit, S, V, iparams, fparams, pool, free, nfree,
+                          priv, absolute, scratch, counts):
+    """Best-first growth up to ``max_leaf_nodes`` leaves; arguments as :func:`build_hist`."""
+    inode, fnode, value = _new_table(V)
+    max_depth = np.int64(0)
+    max_splits = iparams[P_MAX_LEAF_NODES] - 1
+    heap = np.empty(inode.shape[0], dtype=np.int64)
+    root = np.int64(0)
+    _open_and_search(root, root, bufs[0].shape[0], root, np.int64(-1), bufs, nbins, edges, crit,
+                     S, iparams, fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
+                     scratch)
+    node_count = np.int64(1)
+    key = fnode[:, F_IMPROVEMENT]
+    hsize = heap_push(heap, root, key, root)
+    while hsize > 0:
+        key = fnode[:, F_IMPROVEMENT]
+        node, hsize = heap_pop(heap, hsize, key)
+        depth = inode[node, I_DEPTH]
+        if depth > max_depth:
+            max_depth = depth
+        if inode[node, I_FEATURE] == TREE_UNDEFINED:
+            continue
+        slot = inode[node, I_SLOT]
+        inode[node, I_SLOT] = -1
+        if max_splits <= 0:
+            inode[node, I_FEATURE] = TREE_UNDEFINED
+            fnode[node, F_THRESHOLD] = TREE_UNDEFINED
+            _release(free, nfree, slot)
+            continue
+        max_splits -= 1
+        lo = inode[node, I_LO]
+        hi = inode[node, I_HI]
+        mid = _partition(bufs, depth & 1, lo, hi, inode[node, I_FEATURE], inode[node, I_BIN],
+                         inode[node, I_NLEFT], counts)
+        inode, fnode, value = _grow(inode, fnode, value, node_count + 2)
+        if heap.shape[0] < node_count + 2:
+            h2 = np.empty(2 * (node_count + 2), dtype=np.int64)
+            for i in range(hsize):
+                h2[i] = heap[i]
+            heap = h2
+        left = node_count
+        right = node_count + 1
+        node_count += 2
+        inode[node, I_LEFT] = left
+        inode[node, I_RIGHT] = right
+        sl = np.int64(-1)
+        sr = np.int64(-1)
+        if (absolute is None and _may_split(mid - lo, depth + 1, iparams)
+                and _may_split(hi - mid, depth + 1, iparams)):
+            sl, sr = _split_hists(bufs, (depth + 1) & 1, lo, mid, hi, slot, pool, free, nfree,
+                                  priv)
+        else:
+            _release(free, nfree, slot)
+        _open_and_search(left, lo, mid, depth + 1, sl, bufs, nbins, edges, crit, S, iparams,
+                         fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
+                         scratch)
+        _open_and_search(right, mid, hi, depth + 1, sr, bufs, nbins, edges, crit, S, iparams,
+                         fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
+                         scratch)
+        key = fnode[:, F_IMPROVEMENT]
+        hsize = heap_push(heap, hsize, key, left)
+        hsize = heap_push(heap, hsize, key, right)
+    return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
+        node_count, max_depth
+
+
+def build_hist(bins, nbins, edges, missing_bin, ycls, yreg, w, crit, S, V, iparams, fparams,
+               absolute):
+    """Grow a tree from a bin matrix; return ``(inode, fnode, value, node_count, max_depth)``.
+
+    Parameters
+    ----------
+    bins : ndarray of uint8, shape (n_samples, n_cols), C order
+        The rows' bins (:meth:`treelearn.Binner.transform_padded`: ``n_cols`` is the number
+        of features rounded up to a multiple of 8); used as the first row buffer and reordered
+        in place (pass a copy you own).
+    nbins : ndarray of int64
+        Number of value bins of each feature.
+    edges : ndarray of float32, shape (n_features, 256)
+        Bin edges (the real thresholds), padded with +inf.
+    missing_bin : int
+        The bin of missing values (the histograms have ``missing_bin + 1`` bins).
+    ycls, yreg, w : ndarray
+        Class codes (int32, empty for regression), targets (float64, empty for classification)
+        and positive sample weights.
+    crit, S, V, iparams, fparams, absolute
+        As for :func:`treelearn._builder.build`.
+    """
+    n = bins.shape[0]
+    p = nbins.shape[0]
+    if bins.shape[1] % 8 or bins.shape[1] < p or not bins.flags.c_contiguous:
+        raise ValueError("bins must be C-contiguous with a multiple of 8 columns")
+    is_reg = crit >= SQUARED_ERROR
+    weighted = not bool(np.all(w == 1.0))
+    B1 = np.empty_like(bins)
+    C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
+    R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
+    W0 = np.ascontiguousarray(w, dtype=np.float64).copy() \
+        if weighted or absolute is not None else None
+    bufs = (bins, B1, C0, None if C0 is None else np.empty_like(C0), R0,
+            None if R0 is None else np.empty_like(R0), W0,
+            None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
+            B1.view(np.uint64))
+    NB = int(missing_bin) + 1
+    H = (2 if is_reg else S) + (1 if weighted else 0)
+    slot_bytes = p * NB * H * 8
+    max_leaf_nodes = int(iparams[P_MAX_LEAF_NODES])
+    if max_leaf_nodes > 0:
+        wanted = max_leaf_nodes + 2
+    else:
+        wanted = min(int(iparams[P_MAX_DEPTH]), 10**6) + 3
+    n_slots = max(4, min(wanted, HIST_POOL_BYTES // slot_bytes))
+    if absolute is not None:
+        n_slots = 1
+    pool = np.empty((n_slots, p, NB, H))
+    free = np.arange(n_slots)[::-1].copy()
+    nfree = np.array([n_slots], dtype=np.int64)
+    T = numba.config.NUMBA_NUM_THREADS
+    large = T >= 2 and n * p >= 4 * PARALLEL_MIN_WORK
+    priv = np.empty((T, p, NB, H)) if large and absolute is None else None
+    counts = np.empty(T, dtype=np.int64) if large else None
+    scratch = (
+        np.arange(p),
+        np.array([int(iparams[P_SEED])], dtype=np.int64),
+        np.empty(p, dtype=np.int64),
+        np.empty(p),
+        np.empty(p, dtype=np.int64),
+        np.empty(p, dtype=np.int64),
+        np.empty(p),
+        np.empty((p, S)),
+        np.empty(p),
+        np.empty(p),
+    )
+    grower = build_hist_depth_first if max_leaf_nodes <= 0 else build_hist_best_first
+    return grower(bufs, nbins, edges, crit, S, V, iparams, fparams, pool, free, nfree, priv,
+                  absolute, scratch, counts)

@@ -1,0 +1,429 @@
+"""The histogram splitter: binning, kernels against their naive twins, whole trees against the
+exact splitter.
+
+On data with at most ``max_bins`` distinct values per feature every cut of the exact splitter
+is a bin edge, so the two splitters must grow the same tree (same features, partitions,
+impurities and values; thresholds may differ between the same two neighbouring values).
+Where two features give the same partition of a node (common in small nodes of such data),
+the splitters may pick different ones, since they examine features in different orders: the
+comparison allows a few such exact ties and checks that they are ties.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import JIT_DISABLED
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_best_bin, naive_hist, naive_partition, split_score
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GridSearchCV, train_test_split
+
+import treelearn as tl
+from treelearn import _grow_hist
+from treelearn._binning import feature_edges
+from treelearn._criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from treelearn._split_hist import (
+    hist_node,
+    hist_node_parallel,
+    partition_rows,
+    partition_rows_parallel,
+    scan_hist,
+    subtract,
+)
+
+# -- binning ---------------------------------------------------------------------------------
+
+
+def test_binner_bins_are_counts_of_edges_below(rng):
+    X = rng.normal(size=(5000, 4)).astype(np.float32)
+    X[:, 3] = np.round(X[:, 3])  # few distinct values
+    b = tl.Binner(max_bins=32).fit(X)
+    B = b.transform(X)
+    assert B.dtype == np.uint8 and B.shape == X.shape
+    for f in range(4):
+        e = b.bin_edges_[f]
+        assert np.all(np.diff(e) > 0)
+        np.testing.assert_array_equal(B[:, f], np.searchsorted(e, X[:, f], side="left"))
+        # the cut "bin <= k" is the real threshold x <= e[k]
+        for k in range(0, e.size, 7):
+            np.testing.assert_array_equal(B[:, f] <= k, X[:, f] <= b.threshold(f, k))
+    assert b.n_bins_[:3].tolist() == [32, 32, 32]
+    assert b.exact_.tolist() == [False, False, False, True]
+    counts = np.bincount(B[:, 0], minlength=32)
+    assert counts.min() > 0.5 * 5000 / 32 and counts.max() < 1.5 * 5000 / 32  # quantiles
+
+
+def test_binner_exact_values_and_rounding():
+    # Adjacent float32 values: their float64 midpoint rounds to the upper one, so the edge must
+    # fall back to the lower (scikit-learn's rule), else the upper value lands in the wrong bin.
+    a = np.float32(1.0)
+    nxt = np.nextafter(a, np.float32(2.0))
+    X = np.array([[a], [nxt], [a], [3.0]], dtype=np.float32)
+    b = tl.Binner().fit(X)
+    assert b.exact_[0] and b.n_bins_[0] == 3
+    assert b.transform(X)[:, 0].tolist() == [0, 1, 0, 2]
+
+
+def test_binner_subsample_keeps_rare_values():
+    X = np.zeros((3000, 1), dtype=np.float32)
+    X[::2, 0] = 1.0
+    X[1234, 0] = 7.0  # absent from most subsamples of 100 rows
+    b = tl.Binner(subsample=100).fit(X)
+    assert b.exact_[0] and b.n_bins_[0] == 3
+    assert b.transform(X)[1234, 0] == 2
+
+
+def test_binner_missing_values_get_their_bin():
+    X = np.array([[1.0], [np.nan], [2.0], [np.nan]])
+    b = tl.Binner(max_bins=10).fit(X)
+    assert b.missing_bin == 10
+    assert b.transform(X)[:, 0].tolist() == [0, 10, 1, 10]
+    assert feature_edges(np.array([np.nan, np.nan], dtype=np.float32), 5)[0].size == 0
+
+
+def test_binner_padded_layout(rng):
+    X = rng.normal(size=(50, 11))
+    b = tl.Binner().fit(X)
+    P = b.transform_padded(X)
+    assert P.shape == (50, 16) and P.flags.c_contiguous
+    np.testing.assert_array_equal(P[:, :11], b.transform(X))
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"max_bins": 1}, ValueError, "max_bins"),
+    ({"max_bins": 256}, ValueError, "max_bins"),
+    ({"max_bins": 2.5}, ValueError, "max_bins"),
+    ({"subsample": 0}, ValueError, "subsample"),
+])
+def test_binner_rejects_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        tl.Binner(**kwargs)
+
+
+def test_binner_rejects_bad_input(rng):
+    b = tl.Binner()
+    with pytest.raises(ValueError, match="not fitted"):
+        b.transform(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="2-D"):
+        b.fit(np.zeros(3))
+    with pytest.raises(TypeError, match="numeric"):
+        b.fit(np.array([["a"]]))
+    b.fit(rng.normal(size=(10, 3)))
+    with pytest.raises(ValueError, match="3 features"):
+        b.transform(np.zeros((2, 2)))
+    assert "n_features=3" in repr(b)
+
+
+# -- kernels against naive twins -------------------------------------------------------------
+
+
+def _rows(rng, n, p, n_bins, n_classes, weighted):
+    B = np.zeros((n, -(-p // 8) * 8), dtype=np.uint8)
+    B[:, :p] = rng.integers(0, n_bins, size=(n, p))
+    if n_classes:
+        y = rng.integers(0, n_classes, size=n)
+    else:
+        y = rng.normal(size=n)
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else np.ones(n)
+    return B, y, w
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), p=st.integers(1, 9),
+       n_classes=st.sampled_from([None, 2, 3]), weighted=st.booleans())
+def test_hist_kernels_match_naive(seed, n, p, n_classes, weighted):
+    rng = np.random.default_rng(seed)
+    NB = 6
+    B, y, w = _rows(rng, n, p, NB, n_classes, weighted)
+    ref = naive_hist(B, y, w, n_features=p, n_bins=NB, n_classes=n_classes, weighted=weighted)
+    C = y.astype(np.int32) if n_classes else None
+    R = None if n_classes else y.astype(np.float64)
+    W = w if weighted else None
+    hist = np.full(ref.shape, 99.0)
+    hist_node(B, C, R, W, 0, n, hist)
+    np.testing.assert_allclose(hist, ref, rtol=1e-12, atol=1e-12)
+    par = np.full(ref.shape, 99.0)
+    hist_node_parallel(B, C, R, W, 0, n, par, np.empty((3, *ref.shape)))
+    np.testing.assert_allclose(par, ref, rtol=1e-12, atol=1e-12)
+    # sibling subtraction: parent minus the first rows = the other rows
+    k = n // 3
+    first = np.empty_like(ref)
+    hist_node(B, C, R, W, 0, k, first)
+    subtract(hist, first)
+    rest = naive_hist(B[k:], y[k:], w[k:], n_features=p, n_bins=NB, n_classes=n_classes,
+                      weighted=weighted)
+    np.testing.assert_allclose(hist, rest, atol=1e-9)
+
+
+CRITS = [(c, 3) for c in ("gini", "entropy", "misclassification", "gain_ratio", "chi2")] + \
+    [("gini", 2), ("entropy", 2), ("squared_error", None)]
+
+
+@pytest.mark.parametrize("crit_name, n_classes", CRITS)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 80), weighted=st.booleans(),
+       min_leaf=st.integers(1, 4))
+def test_scan_hist_matches_naive(crit_name, n_classes, seed, n, weighted, min_leaf):
+    rng = np.random.default_rng(seed)
+    NB = 9
+    B, y, w = _rows(rng, n, 1, NB, n_classes, True)  # float weights: no exact ties
+    w = w if weighted else np.round(w * 4) / 4 + rng.uniform(0, 1e-3, n)
+    crit = (CLASSIFICATION_CRITERIA | REGRESSION_CRITERIA)[crit_name]
+    hist = naive_hist(B, y, w, n_features=1, n_bins=NB + 1, n_classes=n_classes,
+                      weighted=True)
+    if n_classes:
+        stats = np.bincount(y, weights=w, minlength=n_classes).astype(float)
+    else:
+        stats = np.array([np.sum(w * y), np.sum(w * y * y)])
+    from treelearn._criteria import node_impurity
+
+    imp = node_impurity(stats, float(w.sum()), crit)
+    S = stats.size
+    best_left = np.empty(S)
+    score, b, nl, wl = scan_hist(hist, 0, NB, stats, float(w.sum()), float(n), crit, imp,
+                                 min_leaf, 0.0, True, np.empty(S), np.empty(S), best_left)
+    ref_b, ref_nl = naive_best_bin(B[:, 0], y, w, crit, n_bins=NB, n_classes=n_classes,
+                                   min_leaf=min_leaf)
+    assert (b >= 0) == (ref_b >= 0)
+    if b >= 0 and b != ref_b:
+        # A different cut is only right if it scores the same (misclassification is piecewise
+        # linear: exact ties are common, and rounding decides them).
+        def naive_score(cut):
+            m = B[:, 0] <= cut
+            return split_score(y[m], w[m], y[~m], w[~m], crit, n_classes)
+
+        assert naive_score(b) == pytest.approx(naive_score(ref_b), rel=1e-9, abs=1e-12)
+    elif b >= 0:
+        assert nl == ref_nl
+    if b >= 0:
+        left = B[:, 0] <= b
+        assert wl == pytest.approx(w[left].sum())
+        if n_classes:
+            np.testing.assert_allclose(best_left,
+                                       np.bincount(y[left], weights=w[left],
+                                                   minlength=n_classes))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 70), p=st.integers(1, 10),
+       regression=st.booleans(), weighted=st.booleans())
+def test_partition_rows_matches_naive(seed, n, p, regression, weighted):
+    rng = np.random.default_rng(seed)
+    B, y, w = _rows(rng, n, p, 5, None if regression else 3, weighted)
+    f = int(rng.integers(0, p))
+    tb = int(rng.integers(0, 5))
+    order = naive_partition(B, f, tb)
+    nl = int((B[:, f] <= tb).sum())
+    C = None if regression else y.astype(np.int32)
+    R = y.astype(np.float64) if regression else None
+    W = w if weighted else None
+    for parallel in (False, True):
+        Bd = np.empty_like(B)
+        Cd = None if C is None else np.empty_like(C)
+        Rd = None if R is None else np.empty_like(R)
+        Wd = None if W is None else np.empty_like(W)
+        args = (B, B.view(np.uint64), Bd.view(np.uint64), C, Cd, R, Rd, W, Wd, 0, n, f, tb, nl)
+        if parallel:
+            partition_rows_parallel(*args, np.empty(3, dtype=np.int64))
+        else:
+            partition_rows(*args)
+        np.testing.assert_array_equal(Bd, B[order])
+        np.testing.assert_array_equal(Cd if C is not None else Rd, y[order])
+        if weighted:
+            np.testing.assert_array_equal(Wd, w[order])
+
+
+# -- whole trees: hist == exact on low-cardinality data ---------------------------------------
+
+
+def _improvement(t, i):
+    lft, rgt = t.children_left[i], t.children_right[i]
+    w = t.weighted_n_node_samples
+    return (w[i] * t.impurity[i] - w[lft] * t.impurity[lft] - w[rgt] * t.impurity[rgt])
+
+
+def _assert_same_partitions(h, e, X, max_ties=3):
+    """Same tree node by node, except below a node where the two splitters chose different
+    splits of exactly equal quality (a tie: several features give the same partition, or
+    mirror images of it, and the splitters examine features in different orders). Such nodes
+    must be rare; without them the predictions must agree too."""
+    a, b = h.tree_, e.tree_
+    # E[y^2] - E[y]^2 cancels: absolute rounding scales with the root's impurity.
+    atol = 1e-10 * max(1.0, float(b.impurity[0]))
+    ties = 0
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        assert a.n_node_samples[i] == b.n_node_samples[j]
+        np.testing.assert_allclose(a.weighted_n_node_samples[i], b.weighted_n_node_samples[j])
+        np.testing.assert_allclose(a.impurity[i], b.impurity[j], rtol=1e-9, atol=atol)
+        np.testing.assert_allclose(a.value[i], b.value[j], rtol=1e-9, atol=1e-12)
+        assert (a.children_left[i] < 0) == (b.children_left[j] < 0), f"node {i}/{j}"
+        if a.children_left[i] < 0:
+            continue
+        same = (a.feature[i] == b.feature[j] and a.n_node_samples[a.children_left[i]]
+                == b.n_node_samples[b.children_left[j]])
+        if not same:
+            ties += 1
+            np.testing.assert_allclose(_improvement(a, i), _improvement(b, j), rtol=1e-9,
+                                       atol=atol * a.weighted_n_node_samples[i])
+            continue
+        stack.append((a.children_left[i], b.children_left[j]))
+        stack.append((a.children_right[i], b.children_right[j]))
+    assert ties <= max_ties
+    if ties == 0:
+        assert a.node_count == b.node_count
+        np.testing.assert_array_equal(a.children_left, b.children_left)
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(h.apply(X), e.apply(X))
+        np.testing.assert_allclose(h.predict(X), e.predict(X))
+
+
+def _low_card(rng, n, p, levels):
+    return rng.integers(0, levels, size=(n, p)).astype(np.float64) * 0.5 - 3.0
+
+
+TREE_PARAMS = [
+    {"min_samples_split": 6},
+    {"min_samples_split": 6, "max_depth": 4},
+    {"min_samples_split": 10, "min_samples_leaf": 3},
+    {"min_samples_split": 6, "min_weight_fraction_leaf": 0.02},
+    {"min_samples_split": 6, "min_impurity_decrease": 0.002},
+    {"min_samples_split": 6, "max_leaf_nodes": 15},
+    {"min_samples_split": 6, "max_leaf_nodes": 40, "max_depth": 5},
+]
+
+
+@pytest.mark.parametrize("params", TREE_PARAMS)
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "gain_ratio",
+                                       "chi2"])
+def test_hist_equals_exact_classification(rng, params, criterion):
+    X = _low_card(rng, 300, 5, 12)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=300) > 0).astype(int)
+    y[::7] = 2
+    w = rng.uniform(0.5, 2.0, size=300)  # no exact ties between different cuts
+    h = tl.DecisionTreeClassifier(splitter="hist", criterion=criterion, **params).fit(X, y, w)
+    e = tl.DecisionTreeClassifier(criterion=criterion, **params).fit(X, y, w)
+    # Misclassification is piecewise linear in the weights: exact ties are frequent.
+    _assert_same_partitions(h, e, X, 3 if criterion != "misclassification" else 40)
+
+
+@pytest.mark.parametrize("params", TREE_PARAMS)
+@pytest.mark.parametrize("criterion", ["squared_error", "absolute_error"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hist_equals_exact_regression(rng, params, criterion, weighted):
+    n = 120 if criterion == "absolute_error" else 300
+    X = _low_card(rng, n, 4, 10)
+    y = X[:, 0] * X[:, 1] + rng.normal(size=n)
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    h = tl.DecisionTreeRegressor(splitter="hist", criterion=criterion, **params).fit(X, y, w)
+    e = tl.DecisionTreeRegressor(criterion=criterion, **params).fit(X, y, w)
+    _assert_same_partitions(h, e, X)
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="large enough for the threaded kernels: compiled only")
+def test_hist_equals_exact_with_threads(rng):
+    # 8,000 x 12 crosses the thresholds of the parallel histogram and partition kernels.
+    X = _low_card(rng, 8000, 12, 40)
+    y = X[:, 0] * X[:, 1] + X[:, 2] + rng.normal(size=8000)
+    for params in ({"min_samples_leaf": 20}, {"min_samples_leaf": 20, "max_leaf_nodes": 200}):
+        h = tl.DecisionTreeRegressor(splitter="hist", **params).fit(X, y)
+        e = tl.DecisionTreeRegressor(**params).fit(X, y)
+        _assert_same_partitions(h, e, X)
+        c = (y > 0).astype(int)
+        w = rng.uniform(0.5, 2.0, size=8000)
+        h = tl.DecisionTreeClassifier(splitter="hist", **params).fit(X, c, w)
+        e = tl.DecisionTreeClassifier(**params).fit(X, c, w)
+        _assert_same_partitions(h, e, X)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 30])
+def test_small_histogram_pool_gives_the_same_tree(rng, monkeypatch, max_leaf_nodes):
+    """With room for only four histograms, waiting nodes drop theirs and rebuild them from
+    their rows: the tree must not change."""
+    X = _low_card(rng, 400, 6, 16)
+    y = X[:, 0] - X[:, 3] * X[:, 4] + rng.normal(size=400)
+    params = {"splitter": "hist", "min_samples_split": 6, "max_leaf_nodes": max_leaf_nodes}
+    big = tl.DecisionTreeRegressor(**params).fit(X, y)
+    monkeypatch.setattr(_grow_hist, "HIST_POOL_BYTES", 1)
+    small = tl.DecisionTreeRegressor(**params).fit(X, y)
+    assert big.tree_ == small.tree_
+
+
+# -- the estimator's hist options --------------------------------------------------------------
+
+
+def test_hist_quality_close_to_exact():
+    X, y = make_classification(n_samples=20_000 if not JIT_DISABLED else 3000, n_features=10,
+                               n_informative=6, random_state=0)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
+    for depth in (8, None):
+        h = tl.DecisionTreeClassifier(splitter="hist", max_depth=depth).fit(Xtr, ytr)
+        e = tl.DecisionTreeClassifier(max_depth=depth).fit(Xtr, ytr)
+        assert abs(h.score(Xte, yte) - e.score(Xte, yte)) < 0.015
+    X, y = make_regression(n_samples=5000, n_features=8, noise=5.0, random_state=0)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
+    h = tl.DecisionTreeRegressor(splitter="hist", max_depth=10).fit(Xtr, ytr)
+    e = tl.DecisionTreeRegressor(max_depth=10).fit(Xtr, ytr)
+    assert abs(h.score(Xte, yte) - e.score(Xte, yte)) < 0.015
+
+
+def test_hist_max_features_draws_and_falls_back(rng):
+    X = rng.normal(size=(300, 6))
+    X[:, :3] = 1.0  # constant features: the drawn ones may all be useless
+    y = (X[:, 4] > 0).astype(int)
+    a = tl.DecisionTreeClassifier(splitter="hist", max_features=2, random_state=3).fit(X, y)
+    b = tl.DecisionTreeClassifier(splitter="hist", max_features=2, random_state=3).fit(X, y)
+    assert a.tree_ == b.tree_
+    assert a.score(X, y) == 1.0  # a split was found at every impure node
+    assert set(a.tree_.feature[a.tree_.feature >= 0]) <= {3, 4, 5}
+    c = tl.DecisionTreeClassifier(splitter="hist", max_features=2, random_state=4).fit(X, y)
+    assert c.score(X, y) == 1.0
+
+
+def test_binner_reuse_and_clone(rng):
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    b = tl.Binner(max_bins=16).fit(X)
+    est = tl.DecisionTreeClassifier(splitter="hist", binner=b).fit(X, y)
+    assert est.binner_ is b
+    assert np.all(np.isin(est.tree_.threshold[est.tree_.feature == 0], b.bin_edges_[0]))
+    cl = clone(est)
+    assert cl.binner is not b and cl.binner.is_fitted
+    np.testing.assert_array_equal(cl.binner.bin_edges_[1], b.bin_edges_[1])
+    unfitted = tl.Binner(max_bins=8)
+    est2 = tl.DecisionTreeClassifier(splitter="hist", binner=unfitted).fit(X, y)
+    assert not unfitted.is_fitted and est2.binner_.n_bins_.max() == 8
+    est3 = tl.DecisionTreeClassifier(splitter="hist", max_bins=4).fit(X, y)
+    assert est3.binner_.n_bins_.tolist() == [4, 4, 4]
+    search = GridSearchCV(tl.DecisionTreeClassifier(splitter="hist", binner=b),
+                          {"max_depth": [2, 4]}, cv=3).fit(X, y)
+    assert search.best_estimator_.binner_.is_fitted
+    with pytest.raises(ValueError, match="binner was fitted on 3 features"):
+        tl.DecisionTreeClassifier(splitter="hist", binner=b).fit(X[:, :2], y)
+    assert copy.deepcopy(b).n_bins_.tolist() == b.n_bins_.tolist()
+
+
+def test_hist_rejects_sparse_and_bad_bins(rng):
+    X = rng.normal(size=(20, 3))
+    y = np.arange(20) % 2
+    with pytest.raises(TypeError, match="dense"):
+        tl.DecisionTreeClassifier(splitter="hist").fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="max_bins"):
+        tl.DecisionTreeClassifier(splitter="hist", max_bins=300).fit(X, y)
+    with pytest.raises(ValueError, match="binner"):
+        tl.DecisionTreeClassifier(splitter="hist", binner="quantile").fit(X, y)
+
+
+def test_hist_zero_weights_and_ccp(rng):
+    X = _low_card(rng, 200, 3, 8)
+    y = (X[:, 0] > -1).astype(int) ^ (X[:, 1] > 0).astype(int)
+    w = np.ones(200)
+    w[:50] = 0.0
+    h = tl.DecisionTreeClassifier(splitter="hist", min_samples_split=6).fit(X, y, w)
+    e = tl.DecisionTreeClassifier(min_samples_split=6).fit(X, y, w)
+    _assert_same_partitions(h, e, X)
+    path = tl.DecisionTreeClassifier(splitter="hist").cost_complexity_pruning_path(X, y)
+    pruned = tl.DecisionTreeClassifier(splitter="hist", ccp_alpha=path.ccp_alphas[-2]).fit(X, y)
+    assert pruned.tree_.node_count == 3
