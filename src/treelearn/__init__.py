@@ -1,8 +1,8 @@
 """treelearn: decision trees as the classic literature teaches them, on a Numba engine.
 
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
-the :class:`Binner` of the histogram splitter, the flat :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and
-:func:`export_text`.
+the :class:`Binner` of the histogram splitter, the flat :class:`Tree`, converters
+:func:`to_sklearn` / :func:`from_sklearn`, and :func:`export_text`.
 """
 
 from ._binning import Binner

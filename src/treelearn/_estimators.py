@@ -140,8 +140,8 @@ def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classe
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
     if binner is not None:
         inode, fnode, value, _, _ = build_hist(
-            binner.transform_padded(X), binner.n_bins_, binner._table, binner.missing_bin, ycls, yreg,
-            w, crit, n_stats, n_values, iparams, fparams, absolute)
+            binner.transform_padded(X), binner.n_bins_, binner._table, binner.missing_bin,
+            ycls, yreg, w, crit, n_stats, n_values, iparams, fparams, absolute)
     else:
         dense, sparse, samples = prepare_exact(X, ycls, yreg, w)
         inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],
