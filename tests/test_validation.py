@@ -15,7 +15,10 @@ y = np.arange(20) % 2
 @pytest.mark.parametrize("param, value, words", [
     ("criterion", "gain", "'criterion' parameter"),
     ("criterion", "squared_error", "'criterion' parameter"),
-    ("splitter", "hist", "'splitter' parameter"),
+    ("splitter", "histogram", "'splitter' parameter"),
+    ("max_bins", 1, "'max_bins' parameter"),
+    ("max_bins", 256, "'max_bins' parameter"),
+    ("binner", "quantile", "'binner' parameter"),
     ("max_depth", 0, "'max_depth' parameter"),
     ("max_depth", 2.5, "'max_depth' parameter"),
     ("max_depth", True, "'max_depth' parameter"),
