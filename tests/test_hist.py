@@ -322,7 +322,7 @@ def test_hist_equals_exact_regression(rng, params, criterion, weighted):
     _assert_same_partitions(h, e, X)
 
 
-@pytest.mark.skipif(JIT_DISABLED, reason="large enough for the threaded kernels: compiled only")
+@pytest.mark.jit_only
 def test_hist_equals_exact_with_threads(rng):
     # 8,000 x 12 crosses the thresholds of the parallel histogram and partition kernels.
     X = _low_card(rng, 8000, 12, 40)
@@ -342,8 +342,9 @@ def test_hist_equals_exact_with_threads(rng):
 def test_small_histogram_pool_gives_the_same_tree(rng, monkeypatch, max_leaf_nodes):
     """With room for only four histograms, waiting nodes drop theirs and rebuild them from
     their rows: the tree must not change."""
-    X = _low_card(rng, 400, 6, 16)
-    y = X[:, 0] - X[:, 3] * X[:, 4] + rng.normal(size=400)
+    # 6,000 rows: nodes of more than 512 rows (not "small") keep histograms in the pool.
+    X = _low_card(rng, 6000, 6, 16)
+    y = X[:, 0] - X[:, 3] * X[:, 4] + rng.normal(size=6000)
     params = {"splitter": "hist", "min_samples_split": 6, "max_leaf_nodes": max_leaf_nodes}
     big = tl.DecisionTreeRegressor(**params).fit(X, y)
     monkeypatch.setattr(_grow_hist, "HIST_POOL_BYTES", 1)

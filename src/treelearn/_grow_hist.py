@@ -13,6 +13,10 @@ node's split comes from histograms (:mod:`treelearn._split_hist`):
   rebuilt from the node's rows when needed. The pool's size is bounded by a memory budget
   (:data:`HIST_POOL_BYTES`), so wide data cannot exhaust memory;
 * children that cannot be split (depth, size limits) get no histogram at all;
+* small nodes (fewer rows than a histogram has cells) build theirs from their rows in a slot
+  kept clean, and clear it again by the same rows: zeroing or subtracting whole histograms
+  would cost more than the node's rows (this halves the time of unlimited-depth trees, whose
+  nodes are mostly small);
 * large nodes build histograms and partition rows on all threads. Scans stay serial: a node's
   scan costs (features x bins), at most a few hundred microseconds, and a parallel version
   doubled the scan's compilation time for a gain the benchmarks could not see.
@@ -63,7 +67,9 @@ from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
 from ._split_exact import prefix_abs_cost, weighted_median
 from ._split_hist import (
     hist_node,
+    clear_rows,
     hist_node_parallel,
+    hist_rows,
     left_row_stats,
     partition_rows,
     partition_rows_parallel,
@@ -300,20 +306,61 @@ def _find_split(node, lo, hi, bufs, hist, nbins, edges, stats, wn, imp, crit, ip
 
 
 @njit
-def _split_hists(bufs, buf, lo, mid, hi, slot, pool, free, nfree, priv):
-    """Histograms of both children from the parent's (``slot``, or rebuilt if -1): the
-    smaller child's from its rows, the larger's by subtraction. Returns their slots."""
+def _small(n, pool):
+    """Whether a node of ``n`` rows is small: building its histogram from its rows (n x p
+    additions, into the clean slot, cleared afterwards by the same rows) costs less than
+    zeroing or subtracting a whole histogram (p x bins x columns)."""
+    return n < pool.shape[2] * pool.shape[3]
+
+
+@njit
+def _node_hist(bufs, buf, lo, hi, pool, free, nfree, priv):
+    """Histogram of a node that has none: the slot it is in (the clean slot, the last one of
+    the pool, for a small node; the caller clears it with :func:`_clear`)."""
+    if _small(hi - lo, pool):
+        clean = pool.shape[0] - 1
+        B, C, R, W = _side(bufs, buf)
+        hist_rows(B, C, R, W, lo, hi, pool[clean])
+        return clean
+    slot = _take(free, nfree)
+    _build(bufs, buf, lo, hi, pool[slot], priv)
+    return slot
+
+
+@njit
+def _clear(bufs, buf, lo, hi, pool):
+    B, _, _, _ = _side(bufs, buf)
+    clear_rows(B, lo, hi, pool[pool.shape[0] - 1])
+
+
+@njit
+def _split_hists(bufs, buf, lo, mid, hi, slot, pool, free, nfree, priv, need_l, need_r):
+    """Histograms of the children that need one (``need_*``) and are not small, from the
+    parent's (``slot``; -1 if it was dropped): the larger child's is the parent's minus the
+    smaller's, the smaller's is built from its rows. Returns their slots (-1: none)."""
     small_left = mid - lo <= hi - mid
-    s_lo, s_hi = (lo, mid) if small_left else (mid, hi)
-    if slot < 0:
-        slot = _take(free, nfree)
-        _build(bufs, buf, lo, hi, pool[slot], priv)
-    small = _take(free, nfree)
-    _build(bufs, buf, s_lo, s_hi, pool[small], priv)
-    subtract(pool[slot], pool[small])
+    s_lo, s_hi, s_need = (lo, mid, need_l) if small_left else (mid, hi, need_r)
+    g_lo, g_hi, g_need = (mid, hi, need_r) if small_left else (lo, mid, need_l)
+    s_slot = np.int64(-1)
+    g_slot = np.int64(-1)
+    if g_need and not _small(g_hi - g_lo, pool):
+        if slot < 0:
+            g_slot = _node_hist(bufs, buf, g_lo, g_hi, pool, free, nfree, priv)
+        elif s_need and not _small(s_hi - s_lo, pool):
+            s_slot = _take(free, nfree)
+            _build(bufs, buf, s_lo, s_hi, pool[s_slot], priv)
+            subtract(pool[slot], pool[s_slot])
+            g_slot = slot
+        else:
+            clean = _node_hist(bufs, buf, s_lo, s_hi, pool, free, nfree, priv)
+            subtract(pool[slot], pool[clean])
+            _clear(bufs, buf, s_lo, s_hi, pool)
+            g_slot = slot
+    else:
+        _release(free, nfree, slot)
     if small_left:
-        return small, slot
-    return slot, small
+        return s_slot, g_slot
+    return g_slot, s_slot
 
 
 @njit
@@ -349,10 +396,12 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
             _release(free, nfree, slot)
             continue
         if slot < 0 and absolute is None:
-            slot = _take(free, nfree)
-            _build(bufs, depth & 1, lo, hi, pool[slot], priv)
+            slot = _node_hist(bufs, depth & 1, lo, hi, pool, free, nfree, priv)
         _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
                     iparams, fparams, inode, fnode, scratch, absolute)
+        if slot == pool.shape[0] - 1:
+            _clear(bufs, depth & 1, lo, hi, pool)
+            slot = -1
         if inode[node, I_FEATURE] == TREE_UNDEFINED:
             _release(free, nfree, slot)
             continue
@@ -360,10 +409,10 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
                          inode[node, I_NLEFT], counts)
         sl = np.int64(-1)
         sr = np.int64(-1)
-        if (absolute is None and _may_split(mid - lo, depth + 1, iparams)
-                and _may_split(hi - mid, depth + 1, iparams)):
+        if absolute is None:
             sl, sr = _split_hists(bufs, (depth + 1) & 1, lo, mid, hi, slot, pool, free, nfree,
-                                  priv)
+                                  priv, _may_split(mid - lo, depth + 1, iparams),
+                                  _may_split(hi - mid, depth + 1, iparams))
             if mid - lo > hi - mid:
                 sl, sr = _keep_pair(free, nfree, sl, sr)
             else:
@@ -404,10 +453,12 @@ def _open_and_search(node, lo, hi, depth, slot, bufs, nbins, edges, crit, S, ipa
         _release(free, nfree, slot)
         return
     if slot < 0 and absolute is None:
-        slot = _take(free, nfree)
-        _build(bufs, depth & 1, lo, hi, pool[slot], priv)
+        slot = _node_hist(bufs, depth & 1, lo, hi, pool, free, nfree, priv)
     _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
                 iparams, fparams, inode, fnode, scratch, absolute)
+    if slot == pool.shape[0] - 1:
+        _clear(bufs, depth & 1, lo, hi, pool)
+        slot = -1
     if inode[node, I_FEATURE] == TREE_UNDEFINED:
         _release(free, nfree, slot)
     else:
@@ -462,12 +513,10 @@ def build_hist_best_first(bufs, nbins, edges, crit, S, V, iparams, fparams, pool
         inode[node, I_RIGHT] = right
         sl = np.int64(-1)
         sr = np.int64(-1)
-        if (absolute is None and _may_split(mid - lo, depth + 1, iparams)
-                and _may_split(hi - mid, depth + 1, iparams)):
+        if absolute is None:
             sl, sr = _split_hists(bufs, (depth + 1) & 1, lo, mid, hi, slot, pool, free, nfree,
-                                  priv)
-        else:
-            _release(free, nfree, slot)
+                                  priv, _may_split(mid - lo, depth + 1, iparams),
+                                  _may_split(hi - mid, depth + 1, iparams))
         _open_and_search(left, lo, mid, depth + 1, sl, bufs, nbins, edges, crit, S, iparams,
                          fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
                          scratch)
@@ -529,7 +578,8 @@ def build_hist(bins, nbins, edges, missing_bin, ycls, yreg, w, crit, S, V, ipara
     n_slots = max(4, min(wanted, HIST_POOL_BYTES // slot_bytes))
     if absolute is not None:
         n_slots = 1
-    pool = np.empty((n_slots, p, NB, H))
+    pool = np.empty((n_slots + 1, p, NB, H))
+    pool[n_slots] = 0.0  # the clean slot of small nodes (see _node_hist)
     free = np.arange(n_slots)[::-1].copy()
     nfree = np.array([n_slots], dtype=np.int64)
     T = numba.config.NUMBA_NUM_THREADS

@@ -120,6 +120,18 @@ def zero(hist):
 
 
 @njit
+def clear_rows(B, lo, hi, hist):
+    """Zero the cells of ``hist`` that rows ``[lo, hi)`` touch (undoing :func:`hist_rows` on a
+    histogram that was zero: a small node's cost stays proportional to its rows)."""
+    p, _, H = hist.shape
+    for i in range(lo, hi):
+        for f in range(p):
+            b = B[i, f]
+            for c in range(H):
+                hist[f, b, c] = 0.0
+
+
+@njit
 def hist_node(B, C, R, W, lo, hi, hist):
     """``hist`` = the histogram of rows ``[lo, hi)``, on one thread."""
     zero(hist)
