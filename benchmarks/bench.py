@@ -13,7 +13,10 @@ fit (resident set sampled every 2 ms, minus the resident set before the fit), he
 or R^2, node count, and the ratios of the peers' fit times to treelearn hist's. LightGBM is one
 boosting round with learning rate 1 and no regularisation (``min_data_in_leaf=1``,
 ``min_sum_hessian_in_leaf=0``, ``lambda_l2=0``), the same bins, depth or leaves, 2 threads; its
-fit time includes ``Dataset`` construction, which is also shown on its own. A table is printed
+fit time includes ``Dataset`` construction, which is also shown on its own. LightGBM has no
+unlimited-depth mode (it needs ``num_leaves``; 131,071 leaves took 19 s and 14 GB on 20k rows),
+so depth=None runs it only with ``--lgb-unlimited``. treelearn is fitted once on up to 50k rows
+before timing, so that compilation (measured by ``--compile``) is not timed. A table is printed
 and JSON written to ``benchmarks/results/bench.json``. Not a test: numbers depend on the machine.
 """
 
@@ -120,7 +123,9 @@ def run_method(method, kind, cfg, Xtr, ytr, Xte, yte, repeats) -> dict:
             if method == "lightgbm":
                 import lightgbm as lgb
 
-                ds = lgb.Dataset(Xtr, ytr, params={"max_bin": MAX_BINS, "verbose": -1})
+                ds = lgb.Dataset(Xtr, ytr, params={"max_bin": MAX_BINS, "verbose": -1,
+                                                   "min_data_in_leaf": 1,
+                                                   "feature_pre_filter": False})
                 ds.construct()
                 t_ds = time.perf_counter() - t
                 model = lgb.train(_lgb_params(kind, cfg), ds, num_boost_round=1)
@@ -152,13 +157,19 @@ def run_method(method, kind, cfg, Xtr, ytr, Xte, yte, repeats) -> dict:
     return row
 
 
-def bench_case(kind, n, p, cfg_name, methods, repeats, peer_repeats) -> dict:
+def bench_case(kind, n, p, cfg_name, methods, repeats, peer_repeats,
+               lgb_unlimited=False) -> dict:
     Xtr, Xte, ytr, yte = data(kind, n, p)
     case = {"kind": kind, "n_rows": n, "n_features": p, "config": cfg_name,
             "input_mb": round(Xtr.nbytes / 2**20, 1),
             "bin_matrix_mb": round(Xtr.shape[0] * (-(-p // 8) * 8) / 2**20, 1)}
     cfg = CONFIGS[cfg_name]
     for m in methods:
+        if m == "lightgbm" and cfg_name == "depth=None" and not lgb_unlimited:
+            continue
+        if m.startswith("treelearn"):  # compile first: compilation is measured by --compile
+            k = min(len(ytr), 50_000)
+            run_method(m, kind, cfg, Xtr[:k], ytr[:k], Xte[:100], yte[:100], 1)
         r = repeats if m.startswith("treelearn") else peer_repeats
         case[m] = run_method(m, kind, cfg, Xtr, ytr, Xte, yte, r)
         print(f"  {kind} {n}x{p} {cfg_name} {m}: fit {case[m]['fit_s']:.3f} s", flush=True)
@@ -180,6 +191,8 @@ def print_table(cases, methods) -> None:
         name = f"{c['kind'][:5]} {c['n_rows']:,}x{c['n_features']}"
         hist = c.get("treelearn hist")
         for m in methods:
+            if m not in c:
+                continue
             r = c[m]
             ratios = "".join(
                 f"{r['fit_s'] / c[o]['fit_s']:>9.2f}" if o in c else f"{'':>9}" for o in methods)
@@ -278,6 +291,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--peer-repeats", type=int, default=None,
                     help="runs for scikit-learn and LightGBM (default: --repeats)")
+    ap.add_argument("--lgb-unlimited", action="store_true",
+                    help="also run LightGBM without a depth limit (num_leaves=131071: slow and "
+                         "memory-hungry, so off by default)")
     ap.add_argument("--compile", action="store_true", help="measure compile overhead first")
     ap.add_argument("--floors", action="store_true", help="measure memory-pass floors")
     ap.add_argument("--no-cases", action="store_true", help="only --compile/--floors")
@@ -300,7 +316,8 @@ def main(argv=None) -> None:
         peer = args.peer_repeats or args.repeats
         for kind, n, p in plan:
             for cfg in args.configs:
-                cases.append(bench_case(kind, n, p, cfg, args.methods, args.repeats, peer))
+                cases.append(bench_case(kind, n, p, cfg, args.methods, args.repeats, peer,
+                                        args.lgb_unlimited))
         print()
         print_table(cases, args.methods)
     result["cases"] = cases
