@@ -29,6 +29,7 @@ from treelearn._criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 from treelearn._split_hist import (
     hist_node,
     hist_node_parallel,
+    node_bins,
     partition_rows,
     partition_rows_parallel,
     scan_hist,
@@ -183,7 +184,15 @@ def test_scan_hist_matches_naive(crit_name, n_classes, seed, n, weighted, min_le
     S = stats.size
     best_left = np.empty(S)
     score, b, nl, wl = scan_hist(hist, 0, NB, stats, float(w.sum()), float(n), crit, imp,
-                                 min_leaf, 0.0, True, np.empty(S), np.empty(S), best_left)
+                                 min_leaf, 0.0, True, np.empty(S), np.empty(S), best_left,
+                                 np.empty(0, dtype=np.int64), -1)
+    # visiting only the node's non-empty bins gives the same cut
+    order = np.empty(n, dtype=np.int64)
+    t = node_bins(B, 0, n, 0, order)
+    np.testing.assert_array_equal(order[:t], np.unique(B[:, 0]))
+    again = scan_hist(hist, 0, NB, stats, float(w.sum()), float(n), crit, imp, min_leaf, 0.0,
+                      True, np.empty(S), np.empty(S), np.empty(S), order, t)
+    assert again == (score, b, nl, wl)
     ref_b, ref_nl = naive_best_bin(B[:, 0], y, w, crit, n_bins=NB, n_classes=n_classes,
                                    min_leaf=min_leaf)
     assert (b >= 0) == (ref_b >= 0)

@@ -251,7 +251,8 @@ class BaseDecisionTree(BaseEstimator):
                 binner = copy.deepcopy(self.binner)
             else:
                 binner = Binner(max_bins=self.max_bins, random_state=seed % (2**32))
-            binner.fit(X[w > 0.0])
+            positive = w > 0.0
+            binner.fit(X if positive.all() else X[positive])
         self.binner_ = binner
         return binner
 

@@ -66,11 +66,12 @@ from ._config import EPSILON, PARALLEL_MIN_WORK, njit
 from ._criteria import SQUARED_ERROR, impurity_improvement, node_impurity
 from ._split_exact import prefix_abs_cost, weighted_median
 from ._split_hist import (
-    hist_node,
     clear_rows,
+    hist_node,
     hist_node_parallel,
     hist_rows,
     left_row_stats,
+    node_bins,
     partition_rows,
     partition_rows_parallel,
     row_stats,
@@ -84,6 +85,8 @@ I_BIN = N_ICOLS
 I_SLOT = N_ICOLS + 1
 N_HCOLS = N_ICOLS + 2
 
+#: Nodes of at most this many rows scan only their non-empty bins (found from the rows).
+TINY_ROWS = 24
 #: Memory the histogram pool may take (pages are touched only as slots are used).
 HIST_POOL_BYTES = 64 * 2**20
 
@@ -256,11 +259,15 @@ def _find_split(node, lo, hi, bufs, hist, nbins, edges, stats, wn, imp, crit, ip
         else:
             left = np.empty(S)
             right = np.empty(S)
+            order = np.empty(max(nn, 1), dtype=np.int64)
             for j in range(start, m):
                 f = feats[j]
+                n_order = -1
+                if nn <= TINY_ROWS:
+                    n_order = node_bins(B, lo, hi, f, order)
                 res_score[j], res_bin[j], res_nl[j], res_wl[j] = scan_hist(
                     hist, f, nbins[f], stats, wn, nn, crit, imp, min_leaf, min_wleaf, weighted,
-                    left, right, res_left[j])
+                    left, right, res_left[j], order, n_order)
         best_score = -np.inf
         for j in range(m):
             if res_score[j] > best_score:

@@ -178,7 +178,8 @@ def subtract(parent, child):
 
 
 @njit
-def _scan_two(hist, f, nb, s0, s1, wn, nn, crit, min_leaf, min_wleaf, weighted):
+def _scan_two(hist, f, nb, s0, s1, wn, nn, crit, min_leaf, min_wleaf, weighted, order,
+              n_order):
     """:func:`scan_hist` for two statistics (two classes; or regression) and the criteria gini,
     entropy and squared error, with the running sums in scalars. Arrays would be re-read from
     memory at every bin (the compiler cannot rule out that they overlap); this runs ~3x faster.
@@ -198,7 +199,10 @@ def _scan_two(hist, f, nb, s0, s1, wn, nn, crit, min_leaf, min_wleaf, weighted):
     best_wl = 0.0
     best_l0 = 0.0
     best_l1 = 0.0
-    for b in range(nb - 1):
+    for j in range(nb - 1 if n_order < 0 else n_order):
+        b = j if n_order < 0 else order[j]
+        if b >= nb - 1:
+            break
         h0 = hist[f, b, 0]
         h1 = hist[f, b, 1]
         if is_reg:
@@ -254,9 +258,13 @@ def _scan_two(hist, f, nb, s0, s1, wn, nn, crit, min_leaf, min_wleaf, weighted):
 
 @njit
 def scan_hist(hist, f, nb, stats, wn, nn, crit, pimp, min_leaf, min_wleaf, weighted, left,
-              right, best_left):
+              right, best_left, order, n_order):
     """Best cut "bin <= b" of feature ``f`` (value bins ``0..nb-1``) of a node with statistics
     ``stats``, weight ``wn`` and ``nn`` rows.
+
+    With ``n_order >= 0`` only the bins ``order[:n_order]`` (increasing: the node's non-empty
+    bins, see :func:`node_bins`) are visited; the result is the same, and a node of a few rows
+    is scanned in a few steps instead of one per bin.
 
     Returns ``(score, b, n_left, w_left)``; for classification ``best_left`` receives the left
     class weights. Score is -inf when no valid cut exists. Empty bins are skipped (the cut after
@@ -265,7 +273,8 @@ def scan_hist(hist, f, nb, stats, wn, nn, crit, pimp, min_leaf, min_wleaf, weigh
     S = stats.shape[0]
     if S == 2 and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR):
         best, best_b, best_nl, best_wl, l0, l1 = _scan_two(
-            hist, f, nb, stats[0], stats[1], wn, nn, crit, min_leaf, min_wleaf, weighted)
+            hist, f, nb, stats[0], stats[1], wn, nn, crit, min_leaf, min_wleaf, weighted, order,
+            n_order)
         best_left[0] = l0
         best_left[1] = l1
         return best, best_b, best_nl, best_wl
@@ -279,7 +288,10 @@ def scan_hist(hist, f, nb, stats, wn, nn, crit, pimp, min_leaf, min_wleaf, weigh
     best_b = -1
     best_nl = 0
     best_wl = 0.0
-    for b in range(nb - 1):
+    for j in range(nb - 1 if n_order < 0 else n_order):
+        b = j if n_order < 0 else order[j]
+        if b >= nb - 1:
+            break
         if is_reg:
             wb = hist[f, b, 0]
             cb = hist[f, b, H - 1] if weighted else wb
@@ -349,6 +361,25 @@ def scan_hist(hist, f, nb, stats, wn, nn, crit, pimp, min_leaf, min_wleaf, weigh
             for k in range(S):
                 best_left[k] = left[k]
     return best, best_b, best_nl, best_wl
+
+
+@njit
+def node_bins(B, lo, hi, f, order):
+    """The distinct bins of feature ``f`` among rows ``[lo, hi)``, increasing, into ``order``;
+    returns how many (an insertion sort: meant for nodes of a few rows)."""
+    t = 0
+    for i in range(lo, hi):
+        b = np.int64(B[i, f])
+        k = t
+        while k > 0 and order[k - 1] > b:
+            k -= 1
+        if k > 0 and order[k - 1] == b:
+            continue
+        for q in range(t, k, -1):
+            order[q] = order[q - 1]
+        order[k] = b
+        t += 1
+    return t
 
 
 @njit
