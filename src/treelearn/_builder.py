@@ -355,6 +355,32 @@ def _split_node(node, dense, sparse, samples, inode, fnode, goes_left, par):
     return mid
 
 
+@njit
+def push_children(stack, top, lo, mid, hi, depth, node, extra_left, extra_right):
+    """Push a split node's children on a depth-first stack of rows ``(lo, hi, depth, parent,
+    is_left, extra)``, right first so that the left child is opened next (preorder); the
+    stack doubles when full. Returns ``(stack, top)``."""
+    if top + 2 > stack.shape[0]:
+        s2 = np.empty((2 * stack.shape[0], 6), dtype=np.int64)
+        for i in range(stack.shape[0]):
+            for c in range(6):
+                s2[i, c] = stack[i, c]
+        stack = s2
+    stack[top, 0] = mid
+    stack[top, 1] = hi
+    stack[top, 2] = depth + 1
+    stack[top, 3] = node
+    stack[top, 4] = 0
+    stack[top, 5] = extra_right
+    stack[top + 1, 0] = lo
+    stack[top + 1, 1] = mid
+    stack[top + 1, 2] = depth + 1
+    stack[top + 1, 3] = node
+    stack[top + 1, 4] = 1
+    stack[top + 1, 5] = extra_left
+    return stack, top + 2
+
+
 def make_scratch(n_samples: int, n_features: int, S: int, seed: int) -> tuple:
     """Work arrays of a fit, allocated in Python (a tuple built inside Numba costs ~2 s of
     compilation): feature slots, the feature permutation and known constants, the generator
@@ -491,8 +517,7 @@ def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams,
     max_depth = np.int64(0)
 
     # Depth-first: (lo, hi, depth, parent, is_left, n_constant_features) per pending node.
-    scap = 64
-    stack = np.empty((scap, 6), dtype=np.int64)
+    stack = np.empty((64, 6), dtype=np.int64)
     stack[0, 0] = 0
     stack[0, 1] = samples.shape[0]
     stack[0, 2] = 0
@@ -516,26 +541,8 @@ def build_depth_first(dense, sparse, samples, tgt, n_features, crit, V, iparams,
         if inode[node, I_FEATURE] == TREE_UNDEFINED:
             continue
         mid = _split_node(node, dense, sparse, samples, inode, fnode, goes_left, par)
-        if top + 2 > scap:
-            s2 = np.empty((2 * scap, 6), dtype=np.int64)
-            for i in range(scap):
-                for c in range(6):
-                    s2[i, c] = stack[i, c]
-            stack = s2
-            scap *= 2
-        stack[top, 0] = mid
-        stack[top, 1] = hi
-        stack[top, 2] = depth + 1
-        stack[top, 3] = node
-        stack[top, 4] = 0
-        stack[top, 5] = inode[node, I_NCONST]
-        stack[top + 1, 0] = lo
-        stack[top + 1, 1] = mid
-        stack[top + 1, 2] = depth + 1
-        stack[top + 1, 3] = node
-        stack[top + 1, 4] = 1
-        stack[top + 1, 5] = inode[node, I_NCONST]
-        top += 2
+        stack, top = push_children(stack, top, lo, mid, hi, depth, node,
+                                   inode[node, I_NCONST], inode[node, I_NCONST])
     return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
         node_count, max_depth
 

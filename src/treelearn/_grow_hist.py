@@ -60,6 +60,7 @@ from ._builder import (
     _grow,
     heap_pop,
     heap_push,
+    push_children,
     rand_int,
 )
 from ._config import EPSILON, PARALLEL_MIN_WORK, njit
@@ -70,7 +71,6 @@ from ._split_hist import (
     hist_node,
     hist_node_parallel,
     hist_rows,
-    left_row_stats,
     node_bins,
     partition_rows,
     partition_rows_parallel,
@@ -168,9 +168,9 @@ def _partition(bufs, buf, lo, hi, f, tb, nl, counts):
 @njit
 def _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode, fnode, value, absolute):
     """Fill the node's table row from its rows; return ``(stats, wn, imp, splittable)``."""
-    _, C, R, W = _side(bufs, depth & 1)
+    B, C, R, W = _side(bufs, depth & 1)
     stats = np.zeros(S)
-    wn = row_stats(C, R, W, lo, hi, stats)
+    wn = row_stats(B, C, R, W, lo, hi, np.int64(-1), np.int64(0), stats)
     nn = hi - lo
     if absolute is not None:
         ys = np.empty(nn)
@@ -292,7 +292,7 @@ def _find_split(node, lo, hi, bufs, hist, nbins, edges, stats, wn, imp, crit, ip
         left = np.zeros(S)
         if crit >= SQUARED_ERROR:
             # Histograms hold no sums of squares: the children's come from the rows.
-            wl = left_row_stats(B, C, R, W, lo, hi, f, tb, left)
+            wl = row_stats(B, C, R, W, lo, hi, f, tb, left)
             wr = wn - wl
         else:
             for k in range(S):
@@ -378,8 +378,7 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
     node_count = np.int64(0)
     max_depth = np.int64(0)
     # (lo, hi, depth, parent, is_left, histogram slot) per pending node
-    scap = 64
-    stack = np.empty((scap, 6), dtype=np.int64)
+    stack = np.empty((64, 6), dtype=np.int64)
     stack[0, 0] = 0
     stack[0, 1] = bufs[0].shape[0]
     stack[0, 2] = 0
@@ -395,22 +394,12 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
         node_count += 1
         if parent >= 0:
             inode[parent, I_LEFT if is_left else I_RIGHT] = node
-        stats, wn, imp, ok = _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode,
-                                   fnode, value, absolute)
+        slot = _open_and_search(node, lo, hi, depth, slot, bufs, nbins, edges, crit, S, iparams,
+                                fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
+                                scratch)
         if depth > max_depth:
             max_depth = depth
-        if not ok:
-            _release(free, nfree, slot)
-            continue
-        if slot < 0 and absolute is None:
-            slot = _node_hist(bufs, depth & 1, lo, hi, pool, free, nfree, priv)
-        _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
-                    iparams, fparams, inode, fnode, scratch, absolute)
-        if slot == pool.shape[0] - 1:
-            _clear(bufs, depth & 1, lo, hi, pool)
-            slot = -1
         if inode[node, I_FEATURE] == TREE_UNDEFINED:
-            _release(free, nfree, slot)
             continue
         mid = _partition(bufs, depth & 1, lo, hi, inode[node, I_FEATURE], inode[node, I_BIN],
                          inode[node, I_NLEFT], counts)
@@ -426,26 +415,7 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
                 sr, sl = _keep_pair(free, nfree, sr, sl)
         else:
             _release(free, nfree, slot)
-        if top + 2 > scap:
-            s2 = np.empty((2 * scap, 6), dtype=np.int64)
-            for i in range(scap):
-                for c in range(6):
-                    s2[i, c] = stack[i, c]
-            stack = s2
-            scap *= 2
-        stack[top, 0] = mid
-        stack[top, 1] = hi
-        stack[top, 2] = depth + 1
-        stack[top, 3] = node
-        stack[top, 4] = 0
-        stack[top, 5] = sr
-        stack[top + 1, 0] = lo
-        stack[top + 1, 1] = mid
-        stack[top + 1, 2] = depth + 1
-        stack[top + 1, 3] = node
-        stack[top + 1, 4] = 1
-        stack[top + 1, 5] = sl
-        top += 2
+        stack, top = push_children(stack, top, lo, mid, hi, depth, node, sl, sr)
     return inode[:node_count].copy(), fnode[:node_count].copy(), value[:node_count].copy(), \
         node_count, max_depth
 
@@ -453,12 +423,14 @@ def build_hist_depth_first(bufs, nbins, edges, crit, S, V, iparams, fparams, poo
 @njit
 def _open_and_search(node, lo, hi, depth, slot, bufs, nbins, edges, crit, S, iparams, fparams,
                      inode, fnode, value, pool, free, nfree, priv, absolute, scratch):
-    """Best-first: open a node and search its split now (it waits in the heap with it)."""
+    """Open a node (its table row) and search its split, given the histogram in ``slot`` (or
+    -1: built here). Returns the slot still holding its histogram, -1 if none does (a leaf,
+    or a small node whose histogram was cleared)."""
     stats, wn, imp, ok = _open(node, lo, hi, depth, bufs, crit, S, iparams, fparams, inode,
                                fnode, value, absolute)
     if not ok:
         _release(free, nfree, slot)
-        return
+        return np.int64(-1)
     if slot < 0 and absolute is None:
         slot = _node_hist(bufs, depth & 1, lo, hi, pool, free, nfree, priv)
     _find_split(node, lo, hi, bufs, pool[max(slot, 0)], nbins, edges, stats, wn, imp, crit,
@@ -468,8 +440,8 @@ def _open_and_search(node, lo, hi, depth, slot, bufs, nbins, edges, crit, S, ipa
         slot = -1
     if inode[node, I_FEATURE] == TREE_UNDEFINED:
         _release(free, nfree, slot)
-    else:
-        inode[node, I_SLOT] = _keep(free, nfree, slot)
+        return np.int64(-1)
+    return slot
 
 
 @njit
@@ -481,9 +453,9 @@ def build_hist_best_first(bufs, nbins, edges, crit, S, V, iparams, fparams, pool
     max_splits = iparams[P_MAX_LEAF_NODES] - 1
     heap = np.empty(inode.shape[0], dtype=np.int64)
     root = np.int64(0)
-    _open_and_search(root, root, bufs[0].shape[0], root, np.int64(-1), bufs, nbins, edges, crit,
-                     S, iparams, fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
-                     scratch)
+    inode[root, I_SLOT] = _keep(free, nfree, _open_and_search(
+        root, root, bufs[0].shape[0], root, np.int64(-1), bufs, nbins, edges, crit, S, iparams,
+        fparams, inode, fnode, value, pool, free, nfree, priv, absolute, scratch))
     node_count = np.int64(1)
     key = fnode[:, F_IMPROVEMENT]
     hsize = heap_push(heap, root, key, root)
@@ -524,12 +496,12 @@ def build_hist_best_first(bufs, nbins, edges, crit, S, V, iparams, fparams, pool
             sl, sr = _split_hists(bufs, (depth + 1) & 1, lo, mid, hi, slot, pool, free, nfree,
                                   priv, _may_split(mid - lo, depth + 1, iparams),
                                   _may_split(hi - mid, depth + 1, iparams))
-        _open_and_search(left, lo, mid, depth + 1, sl, bufs, nbins, edges, crit, S, iparams,
-                         fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
-                         scratch)
-        _open_and_search(right, mid, hi, depth + 1, sr, bufs, nbins, edges, crit, S, iparams,
-                         fparams, inode, fnode, value, pool, free, nfree, priv, absolute,
-                         scratch)
+        inode[left, I_SLOT] = _keep(free, nfree, _open_and_search(
+            left, lo, mid, depth + 1, sl, bufs, nbins, edges, crit, S, iparams, fparams, inode,
+            fnode, value, pool, free, nfree, priv, absolute, scratch))
+        inode[right, I_SLOT] = _keep(free, nfree, _open_and_search(
+            right, mid, hi, depth + 1, sr, bufs, nbins, edges, crit, S, iparams, fparams, inode,
+            fnode, value, pool, free, nfree, priv, absolute, scratch))
         key = fnode[:, F_IMPROVEMENT]
         hsize = heap_push(heap, hsize, key, left)
         hsize = heap_push(heap, hsize, key, right)

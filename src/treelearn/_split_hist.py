@@ -36,11 +36,14 @@ from ._split_exact import fill_abs_costs
 
 
 @njit
-def row_stats(C, R, W, lo, hi, stats):
-    """Add the rows ``[lo, hi)`` to ``stats`` (class weights, or ``[sum wy, sum wy^2]``);
-    return their weight."""
+def row_stats(B, C, R, W, lo, hi, f, tb, stats):
+    """Add the rows ``[lo, hi)`` to ``stats`` (class weights, or ``[sum wy, sum wy^2]``) and
+    return their weight; with ``f >= 0`` only the rows with ``bin <= tb`` on feature ``f`` (a
+    split's left side)."""
     wn = 0.0
     for i in range(lo, hi):
+        if f >= 0 and B[i, f] > tb:
+            continue
         ws = 1.0
         if W is not None:
             ws = W[i]
@@ -52,25 +55,6 @@ def row_stats(C, R, W, lo, hi, stats):
             stats[1] += ws * y * y
         wn += ws
     return wn
-
-
-@njit
-def left_row_stats(B, C, R, W, lo, hi, f, tb, stats):
-    """:func:`row_stats` of the rows of ``[lo, hi)`` with ``bin <= tb`` on feature ``f``."""
-    wl = 0.0
-    for i in range(lo, hi):
-        if B[i, f] <= tb:
-            ws = 1.0
-            if W is not None:
-                ws = W[i]
-            if C is not None:
-                stats[C[i]] += ws
-            if R is not None:
-                y = R[i]
-                stats[0] += ws * y
-                stats[1] += ws * y * y
-            wl += ws
-    return wl
 
 
 @njit
