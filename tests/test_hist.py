@@ -426,6 +426,15 @@ def test_hist_rejects_sparse_and_bad_bins(rng):
         tl.DecisionTreeClassifier(splitter="hist", binner="quantile").fit(X, y)
 
 
+def test_build_hist_rejects_unpadded_bins(rng):
+    X = rng.normal(size=(20, 3))
+    b = tl.Binner().fit(X)
+    with pytest.raises(ValueError, match="multiple of 8 columns"):
+        _grow_hist.build_hist(b.transform(X), b.n_bins_, b._table, b.missing_bin,
+                              np.zeros(20, dtype=np.int32), np.zeros(0), np.ones(20), 0, 2,
+                              2, np.zeros(7, dtype=np.int64), np.zeros(3), None)
+
+
 def test_hist_zero_weights_and_ccp(rng):
     X = _low_card(rng, 200, 3, 8)
     y = (X[:, 0] > -1).astype(int) ^ (X[:, 1] > 0).astype(int)

@@ -171,10 +171,12 @@ class Binner:
 
     @property
     def missing_bin(self) -> int:
+        """The bin of NaN: ``max_bins``, above every value bin."""
         return self.max_bins
 
     @property
     def is_fitted(self) -> bool:
+        """Whether :meth:`fit` has learned the edges."""
         return hasattr(self, "bin_edges_")
 
     def __repr__(self) -> str:
