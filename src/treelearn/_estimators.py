@@ -18,7 +18,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import (
+    _check_feature_names,
+    check_consistent_length,
+    check_is_fitted,
+)
 
 from ._binning import Binner
 from ._builder import (
@@ -33,9 +37,18 @@ from ._builder import (
     build,
 )
 from ._criteria import ABSOLUTE_ERROR, CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
-from ._features import prepare_exact
+from ._features import categorical_mask, encode_table, learn_levels, prepare_exact
+from ._grow_general import GeneralParams, build_general, prepare_codes
 from ._grow_hist import build_hist
-from ._tree import Tree
+from ._split_general import (
+    COST_NONE,
+    COST_NUNEZ,
+    COST_TAN,
+    MISSING_C45,
+    MISSING_IMPUTE,
+    MISSING_LEARN,
+)
+from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree
 from ._validation import (
     RANDOM_STATE,
     InstanceOf,
@@ -66,7 +79,17 @@ _COMMON_CONSTRAINTS = {
     "max_leaf_nodes": [Interval("int", 2, None), None],
     "min_impurity_decrease": [Interval("real", 0.0, None), Interval("int", 0, None)],
     "ccp_alpha": [Interval("real", 0.0, None), Interval("int", 0, None)],
+    "categorical_features": [Options(("auto",)), InstanceOf((list, tuple, np.ndarray),
+                                                            "a list, tuple or array"), None],
+    "categorical_split": [Options(("binary", "multiway"))],
+    "missing": [Options(("learn", "c45", "impute"))],
+    "feature_costs": [InstanceOf((list, tuple, np.ndarray, dict), "a sequence or dict"), None],
+    "cost_function": [Options(("tan", "nunez"))],
+    "cost_weight": [Interval("real", 0.0, None), Interval("int", 0, None)],
 }
+
+_MISSING_CODES = {"learn": MISSING_LEARN, "c45": MISSING_C45, "impute": MISSING_IMPUTE}
+_COST_CODES = {"tan": COST_TAN, "nunez": COST_NUNEZ}
 
 
 @dataclass(frozen=True)
@@ -136,6 +159,9 @@ def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classe
         w = w[keep]
         ycls = ycls[keep] if ycls.size else ycls
         yreg = yreg[keep] if yreg.size else yreg
+    if sp.issparse(X) and np.isnan(X.data).any():
+        raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
+                         "array or DataFrame.")
     iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
     absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
     if binner is not None:
@@ -161,6 +187,48 @@ def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classe
     )
 
 
+def _fit_general(est, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
+                 settings: _Settings, costs, binner: Binner | None) -> Tree:
+    """Grow with the general engine (categorical features, missing values, costs)."""
+    keep = w > 0.0
+    if not keep.all():
+        X, w = X[keep], w[keep]
+        ycls = ycls[keep] if ycls.size else ycls
+        yreg = yreg[keep] if yreg.size else yreg
+    n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_], dtype=np.int64)
+    codes = prepare_codes(X, est.is_categorical_, n_levels, binner)
+    prm = GeneralParams(
+        crit=crit, n_stats=n_stats, n_values=n_values, n_classes=n_classes,
+        max_depth=settings.max_depth, min_samples_split=settings.min_samples_split,
+        min_samples_leaf=settings.min_samples_leaf, min_weight_leaf=settings.min_weight_leaf,
+        max_features=settings.max_features, max_leaf_nodes=settings.max_leaf_nodes,
+        min_impurity_decrease=float(est.min_impurity_decrease), seed=settings.seed,
+        missing=_MISSING_CODES[est.missing], multiway=est.categorical_split == "multiway",
+        costs=np.ones(X.shape[1]) if costs is None else costs,
+        cost_mode=COST_NONE if costs is None else _COST_CODES[est.cost_function],
+        cost_weight=float(est.cost_weight),
+    )
+    return build_general(codes, ycls, yreg, w, prm)
+
+
+def _with_missing_rule(tree: Tree, missing: str) -> Tree:
+    """Missing-value routing of a tree grown without missing values: scikit-learn's rule for
+    "learn" (the child with more samples), the heavier child for "impute" (it holds the
+    node's weighted median), every branch for "c45"."""
+    if missing == "learn":
+        return tree
+    inner = np.flatnonzero(tree.children_left != TREE_LEAF)
+    mb = np.full(tree.node_count, TREE_UNDEFINED, dtype=np.intp)
+    if missing == "c45":
+        mb[inner] = MISSING_FRACTIONAL
+    else:
+        w = tree.weighted_n_node_samples
+        mb[inner] = np.where(w[tree.children_left[inner]] >= w[tree.children_right[inner]], 0, 1)
+    return Tree(tree.n_features, tree.n_classes, tree.children_left, tree.children_right,
+                tree.feature, tree.threshold, tree.impurity, tree.n_node_samples,
+                tree.weighted_n_node_samples, tree.value, missing_branch=mb)
+
+
 class BaseDecisionTree(BaseEstimator):
     """Shared machinery of the classifier and the regressor (not for direct use)."""
 
@@ -169,7 +237,9 @@ class BaseDecisionTree(BaseEstimator):
     def __init__(self, *, criterion, splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 ccp_alpha=0.0, max_bins=255, binner=None):
+                 ccp_alpha=0.0, max_bins=255, binner=None, categorical_features="auto",
+                 categorical_split="binary", missing="learn", feature_costs=None,
+                 cost_function="tan", cost_weight=1.0):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -183,10 +253,19 @@ class BaseDecisionTree(BaseEstimator):
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
         self.binner = binner
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.missing = missing
+        self.feature_costs = feature_costs
+        self.cost_function = cost_function
+        self.cost_weight = cost_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self.splitter != "hist"
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
         return tags
 
     def _constraints(self) -> dict:
@@ -215,15 +294,29 @@ class BaseDecisionTree(BaseEstimator):
         """
         validate_params(self, self._constraints())
         check_y_missing(y)
-        X, y = check_X(self, X, reset=True, y=y)
+        X, y = self._validate_table(X, y)
         y = check_y_1d(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
+        costs = self._check_costs(X.shape[1])
+        general = (self.is_categorical_.any() or costs is not None
+                   or (not sp.issparse(X) and bool(np.isnan(X).any())))
+        if general and crit == ABSOLUTE_ERROR:
+            raise ValueError('criterion="absolute_error" does not support categorical features, '
+                             'missing values or feature costs yet; use "squared_error".')
+        if general and self.splitter == "random":
+            raise ValueError('splitter="random" does not support categorical features, missing '
+                             'values or feature costs; use splitter="best" or "hist".')
         binner = self._fit_binner(X, w, settings.seed) if self.splitter == "hist" else None
-        tree = _fit_tree(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
-                         self.min_impurity_decrease, binner)
+        if general:
+            tree = _fit_general(self, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
+                                settings, costs, binner)
+        else:
+            tree = _fit_tree(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
+                             self.min_impurity_decrease, binner)
+            tree = _with_missing_rule(tree, self.missing)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha)
         self.tree_ = tree
@@ -256,9 +349,76 @@ class BaseDecisionTree(BaseEstimator):
         self.binner_ = binner
         return binner
 
+    def _validate_table(self, X, y=None):
+        """Validate X at fit (with y) or predict (y None): categorical columns become level
+        codes (learned at fit), numeric ones float32, missing values NaN."""
+        fitting = y is not None
+        is_df = hasattr(X, "columns") and hasattr(X, "iloc")
+        if fitting:
+            shape = np.shape(X) if not sp.issparse(X) else X.shape
+            if len(shape) != 2:
+                return check_X(self, X, reset=True, y=y)  # scikit-learn's error for 1-D X
+            names = [str(c) for c in X.columns] if is_df else None
+            mask = categorical_mask(self.categorical_features, X, shape[1], names)
+            if mask.any() and sp.issparse(X):
+                raise TypeError("categorical features need dense X (an array or DataFrame).")
+            self.is_categorical_ = mask
+            self.categories_ = learn_levels(X, mask) if mask.any() else [None] * shape[1]
+        mask = self.is_categorical_
+        if not mask.any():
+            return check_X(self, X, reset=fitting, y=y) if fitting else \
+                check_X(self, X, reset=False)
+        if sp.issparse(X):
+            raise TypeError("categorical features need dense X (an array or DataFrame).")
+        if fitting:
+            _check_feature_names(self, X, reset=True)
+            self.n_features_in_ = mask.shape[0]
+        else:
+            _check_feature_names(self, X, reset=False)
+            n = np.shape(X)[1] if len(np.shape(X)) == 2 else -1
+            if n != self.n_features_in_:
+                raise ValueError(f"X has {n} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input.")
+        names = [str(c) for c in X.columns] if is_df else None
+        X_obj = X if is_df else np.asarray(X, dtype=object)
+        enc = encode_table(X_obj, mask, self.categories_, names)
+        if np.isinf(enc).any():
+            raise ValueError("Input X contains infinity.")
+        if not fitting:
+            return enc
+        y = np.asarray(y)
+        check_consistent_length(enc, y)
+        return enc, y
+
+    def _check_costs(self, n_features: int):
+        """``feature_costs`` as a float array (None when not given)."""
+        fc = self.feature_costs
+        if fc is None:
+            return None
+        if isinstance(fc, dict):
+            names = getattr(self, "feature_names_in_", None)
+            out = np.ones(n_features)
+            for k, v in fc.items():
+                if isinstance(k, str):
+                    if names is None or k not in list(names):
+                        raise ValueError(f"feature_costs names feature {k!r}, which X does "
+                                         "not have.")
+                    out[list(names).index(k)] = v
+                else:
+                    out[int(k)] = v
+            costs = out
+        else:
+            costs = np.asarray(fc, dtype=np.float64)
+            if costs.shape != (n_features,):
+                raise ValueError(f"feature_costs must have one cost per feature "
+                                 f"({n_features}); got shape {costs.shape}.")
+        if not np.all(np.isfinite(costs)) or np.any(costs <= 0.0):
+            raise ValueError("feature_costs must be finite and positive.")
+        return costs
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return check_X(self, X, reset=False)
+        return self._validate_table(X)
 
     def apply(self, X) -> np.ndarray:
         """Return the index of the leaf that each sample is predicted as.
@@ -410,19 +570,28 @@ default="gini"
     def __init__(self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 class_weight=None, ccp_alpha=0.0, max_bins=255, binner=None):
+                 class_weight=None, ccp_alpha=0.0, max_bins=255, binner=None,
+                 categorical_features="auto", categorical_split="binary", missing="learn",
+                 feature_costs=None, cost_function="tan", cost_weight=1.0, misclassification_cost=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          max_features=max_features, random_state=random_state,
                          max_leaf_nodes=max_leaf_nodes,
                          min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
-                         max_bins=max_bins, binner=binner)
+                         max_bins=max_bins, binner=binner,
+                         categorical_features=categorical_features,
+                         categorical_split=categorical_split, missing=missing,
+                         feature_costs=feature_costs, cost_function=cost_function,
+                         cost_weight=cost_weight)
         self.class_weight = class_weight
+        self.misclassification_cost = misclassification_cost
 
     def _constraints(self) -> dict:
         return {**super()._constraints(),
-                "class_weight": [InstanceOf((dict,), "a dict"), Options(("balanced",)), None]}
+                "class_weight": [InstanceOf((dict,), "a dict"), Options(("balanced",)), None],
+                "misclassification_cost": [InstanceOf((list, tuple, np.ndarray),
+                                                      "a square array-like"), None]}
 
     def _encode_target(self, y, w):
         check_classification_targets(y)
@@ -432,8 +601,21 @@ default="gini"
         if self.class_weight is not None:
             w = w * compute_sample_weight(self.class_weight, y)
         K = self.n_classes_
+        self.cost_matrix_ = self._check_cost_matrix(K)
         return (codes.astype(np.int32), np.zeros(0), np.ascontiguousarray(w, dtype=np.float64),
                 K, K, K)
+
+    def _check_cost_matrix(self, K: int):
+        C = self.misclassification_cost
+        if C is None:
+            return None
+        C = np.asarray(C, dtype=np.float64)
+        if C.shape != (K, K):
+            raise ValueError(f"misclassification_cost must be a {K} x {K} matrix (true class x "
+                             f"predicted class, in the order of classes_); got shape {C.shape}.")
+        if not np.all(np.isfinite(C)) or np.any(C < 0.0):
+            raise ValueError("misclassification_cost must be finite and non-negative.")
+        return C
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the weighted class fractions of each sample's leaf.
@@ -471,6 +653,9 @@ default="gini"
         """
         X = self._validate_X_predict(X)
         proba = self.tree_.predict(X)[:, 0, :]
+        if getattr(self, "cost_matrix_", None) is not None:
+            # Least expected cost: sum_i p(i) C[i, j] over true classes i, for each prediction j.
+            return self.classes_.take(np.argmin(proba @ self.cost_matrix_, axis=1), axis=0)
         return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
 
@@ -502,14 +687,20 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=None, random_state=None, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bins=255, binner=None):
+                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bins=255, binner=None,
+                 categorical_features="auto", categorical_split="binary", missing="learn",
+                 feature_costs=None, cost_function="tan", cost_weight=1.0):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          max_features=max_features, random_state=random_state,
                          max_leaf_nodes=max_leaf_nodes,
                          min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
-                         max_bins=max_bins, binner=binner)
+                         max_bins=max_bins, binner=binner,
+                         categorical_features=categorical_features,
+                         categorical_split=categorical_split, missing=missing,
+                         feature_costs=feature_costs, cost_function=cost_function,
+                         cost_weight=cost_weight)
 
     def _encode_target(self, y, w):
         if y.dtype.kind not in "biuf":

@@ -82,3 +82,149 @@ def prepare_exact(X, ycls: np.ndarray, yreg: np.ndarray,
     R = yreg[sidx] if yreg.size else None
     W = None if np.all(w == 1.0) else w[sidx]
     return (sval, sidx, C, R, W), None, sidx[0]
+
+
+# -- columns of a table: numeric or categorical, with missing values ------------------------------
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _auto_categorical(X) -> np.ndarray:
+    """"auto": pandas category, object, string and bool columns; none for other inputs."""
+    if not _is_dataframe(X):
+        return np.zeros(np.shape(X)[1] if np.ndim(X) == 2 else 0, dtype=bool)
+    out = []
+    for dt in X.dtypes:
+        kind = getattr(dt, "kind", "O")
+        name = str(dt)
+        out.append(name in ("category", "bool", "boolean") or name.startswith("string")
+                   or kind in "OSUb")
+    return np.asarray(out, dtype=bool)
+
+
+def categorical_mask(spec, X, n_features: int, names=None) -> np.ndarray:
+    """Boolean mask of the categorical columns from the ``categorical_features`` parameter.
+
+    ``spec`` is None (no categorical column), "auto", a boolean mask, or a list of indices or
+    column names. Errors name the offending entry.
+    """
+    if spec is None:
+        return np.zeros(n_features, dtype=bool)
+    if isinstance(spec, str):
+        if spec != "auto":
+            raise ValueError('categorical_features must be "auto", None, a boolean mask, or a '
+                             f'list of column indices or names; got {spec!r}.')
+        return _auto_categorical(X)
+    items = list(spec)
+    mask = np.zeros(n_features, dtype=bool)
+    if items and all(isinstance(v, bool | np.bool_) for v in items):
+        if len(items) != n_features:
+            raise ValueError(f"categorical_features is a boolean mask of length {len(items)}, "
+                             f"but X has {n_features} features.")
+        return np.asarray(items, dtype=bool)
+    for v in items:
+        if isinstance(v, str):
+            if names is None or v not in list(names):
+                raise ValueError(f"categorical_features names column {v!r}, which X does not "
+                                 "have (column names are known only for DataFrames).")
+            mask[list(names).index(v)] = True
+        elif isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+            if not -n_features <= v < n_features:
+                raise ValueError(f"categorical_features index {v} is out of range for "
+                                 f"{n_features} features.")
+            mask[v] = True
+        else:
+            raise ValueError("categorical_features entries must be column indices or names; "
+                             f"got {v!r}.")
+    return mask
+
+
+def _column(X, j: int) -> np.ndarray:
+    if _is_dataframe(X):
+        return X.iloc[:, j]
+    return X[:, j]
+
+
+def _missing_mask(values) -> np.ndarray:
+    """True for None, NaN and pandas' NA in an array of any dtype."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        return np.isnan(arr)
+    if arr.dtype.kind in "biuUS":
+        return np.zeros(arr.shape[0], dtype=bool)
+    out = np.empty(arr.shape[0], dtype=bool)
+    for i, v in enumerate(arr):
+        out[i] = v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"
+    return out
+
+
+def _levels(col, present: np.ndarray) -> np.ndarray:
+    """The levels of a categorical column: a pandas categorical's own order, else sorted (by
+    type name then value when the types do not compare)."""
+    cats = getattr(getattr(col, "cat", None), "categories", None)
+    vals = np.asarray(col, dtype=object)[present]
+    seen = set(vals.tolist())
+    if cats is not None:
+        return np.asarray([c for c in cats if c in seen], dtype=object)
+    try:
+        ordered = sorted(seen)
+    except TypeError:
+        ordered = sorted(seen, key=lambda v: (type(v).__name__, str(v)))
+    return np.asarray(ordered, dtype=object)
+
+
+def _codes(col, levels: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """float32 level codes of a column (NaN: missing or a level not in ``levels``)."""
+    lookup = {v: i for i, v in enumerate(levels.tolist())}
+    vals = np.asarray(col, dtype=object)
+    out = np.full(vals.shape[0], np.nan, dtype=np.float32)
+    for i in np.flatnonzero(~missing):
+        code = lookup.get(vals[i])
+        if code is not None:
+            out[i] = code
+    return out
+
+
+def _numeric(col, name: str) -> np.ndarray:
+    arr = np.asarray(col)
+    if arr.dtype.kind in "biuf":
+        return arr.astype(X_DTYPE)
+    missing = _missing_mask(arr)
+    out = np.full(arr.shape[0], np.nan, dtype=X_DTYPE)
+    try:
+        out[~missing] = np.asarray(arr[~missing], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"feature {name} holds non-numeric values; declare it in "
+                         "categorical_features (or use categorical_features='auto' with a "
+                         "DataFrame).") from None
+    return out
+
+
+def learn_levels(X, mask: np.ndarray) -> list:
+    """Levels of every categorical column (None for numeric columns)."""
+    out: list = []
+    for j in range(mask.shape[0]):
+        if not mask[j]:
+            out.append(None)
+            continue
+        col = _column(X, j)
+        out.append(_levels(col, ~_missing_mask(np.asarray(col, dtype=object))))
+    return out
+
+
+def encode_table(X, mask: np.ndarray, levels: list, names=None) -> np.ndarray:
+    """The float32 matrix the trees read: numeric columns as values, categorical columns as
+    level codes ``0 .. L-1`` in the order of ``levels``; NaN for a missing value or a level not
+    seen at fit (a level unseen at fit is therefore routed as a missing value)."""
+    n = X.shape[0]
+    out = np.empty((n, mask.shape[0]), dtype=X_DTYPE)
+    for j in range(mask.shape[0]):
+        col = _column(X, j)
+        name = repr(names[j]) if names is not None else str(j)
+        if mask[j]:
+            obj = np.asarray(col, dtype=object)
+            out[:, j] = _codes(obj, levels[j], _missing_mask(obj))
+        else:
+            out[:, j] = _numeric(col, name)
+    return out

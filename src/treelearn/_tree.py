@@ -1,23 +1,50 @@
 """The fitted tree as a struct of arrays, with scikit-learn's names and meanings.
 
+Binary trees on numeric features use scikit-learn's layout unchanged. Categorical splits,
+multiway nodes and missing-value routing add four arrays (always present, derived from the
+binary layout when a tree has none of them):
+
+``branch_ptr``, ``branch_child``
+    The children of node ``i`` are ``branch_child[branch_ptr[i]:branch_ptr[i + 1]]``, in branch
+    order (none for a leaf). A binary node has two, ``children_left[i]`` and
+    ``children_right[i]``; a multiway node (ID3/C4.5 categorical split) has one per level seen at
+    the node, and ``children_left[i]`` / ``children_right[i]`` hold its first and last child.
+``cat_ptr``, ``cat_branch``
+    For a node splitting a categorical feature with ``L`` levels,
+    ``cat_branch[cat_ptr[i]:cat_ptr[i] + L]`` is the branch taken by each level code
+    (``-1``: the level had no training case at the node, so it is routed like a missing value).
+    Numeric nodes have an empty range and compare ``x <= threshold`` (branch 0) as scikit-learn
+    does; categorical nodes have ``threshold == -2``.
+``missing_branch``
+    The branch a missing value takes at an internal node, or ``-1`` to follow every branch with
+    weight proportional to the branch's training weight (C4.5's fractional cases; prediction then
+    averages the leaf values by those weights). ``-2`` at leaves. scikit-learn's
+    ``missing_go_to_left`` is ``missing_branch == 0`` for binary nodes.
+
 Invariants (checked by :meth:`Tree.check`, relied on by pruning, export and persistence):
 
 * ``node_count >= 1``; node 0 is the root; every array has ``node_count`` rows.
-* A leaf has ``children_left == children_right == -1``, ``feature == -2`` and
-  ``threshold == -2.0``. An internal node has two children with ``i < child < node_count``
-  (children come after their parent, so the table has no cycles), and ``0 <= feature < n_features``.
+* A leaf has ``children_left == children_right == -1``, no branches, ``feature == -2`` and
+  ``threshold == -2.0``. An internal node has at least two children, each with
+  ``i < child < node_count`` (children come after their parent, so the table has no cycles),
+  and ``0 <= feature < n_features``.
 * Every node except the root is the child of exactly one node.
-* ``n_node_samples`` and ``weighted_n_node_samples`` of an internal node are the sums of its
-  children's; both are positive.
+* ``weighted_n_node_samples`` of an internal node is the sum of its children's; so is
+  ``n_node_samples`` unless the node sends missing values down every branch (a case with a
+  missing value is then counted in each child it reaches with positive weight).
 * ``value`` has shape ``(node_count, 1, n_values)``: class fractions (each row sums to 1) for
   classifiers, like scikit-learn >= 1.4, or the predicted value (mean or median) for regressors.
 * ``max_depth`` is the depth of the deepest node (the root has depth 0).
 
 Samples go left when ``x[feature] <= threshold`` with ``x`` converted to float32 (scikit-learn's
-rule, so that both libraries route every sample identically).
+rule, so that both libraries route every sample identically). Categorical features reach the
+tree as level codes (float32 ``0, 1, ...``; NaN for missing or unseen levels), see
+:mod:`treelearn._features`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +57,8 @@ PARALLEL_MIN_ROWS = 100_000
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
+#: ``missing_branch`` value of a node that sends missing values down every branch (C4.5).
+MISSING_FRACTIONAL = -1
 
 
 @njit
@@ -75,29 +104,125 @@ def apply_sparse(indptr, indices, data, left, right, feature, threshold, out):
 
 
 @njit
-def node_depths(left, right):
+def _branch_of(x, node, threshold, cat_ptr, cat_branch, missing_branch):
+    """Branch taken at ``node`` by value ``x`` (``-1``: every branch, fractionally)."""
+    if math.isnan(x):
+        return missing_branch[node]
+    c0 = cat_ptr[node]
+    n_levels = cat_ptr[node + 1] - c0
+    if n_levels > 0:
+        code = int(x)
+        b = -1
+        if 0 <= code < n_levels:
+            b = cat_branch[c0 + code]
+        return b if b >= 0 else missing_branch[node]
+    return 0 if x <= threshold[node] else 1
+
+
+@njit
+def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, missing_branch,
+          wnode, value, out_value, out_leaf, path_ptr, path_nodes):
+    """General prediction: categorical and multiway nodes, missing values, fractional cases.
+
+    Each row starts at the root with weight 1; at a node it follows one branch or, for a missing
+    value at a fractional node, every branch with weight times the branch's share of the
+    node's training weight. ``out_value[i]`` is the weight-averaged value of the leaves reached,
+    ``out_leaf[i]`` the leaf of largest weight (the first one on ties). When ``path_ptr`` has
+    ``n + 1`` entries, the nodes reached are written to ``path_nodes[path_ptr[i]:]`` (if
+    ``path_nodes`` is empty, only counted into ``path_ptr[i + 1]``).
+    """
+    n = X.shape[0]
+    V = value.shape[1]
+    record = path_ptr.shape[0] == n + 1
+    write = record and path_nodes.shape[0] > 0
+    cap = 64
+    snode = np.empty(cap, dtype=np.int64)
+    sw = np.empty(cap)
+    for i in range(n):
+        top = 1
+        snode[0] = 0
+        sw[0] = 1.0
+        best = -1.0
+        n_seen = 0
+        for v in range(V):
+            out_value[i, v] = 0.0
+        while top > 0:
+            top -= 1
+            node = snode[top]
+            wt = sw[top]
+            if record:
+                if write:
+                    path_nodes[path_ptr[i] + n_seen] = node
+                n_seen += 1
+            b0 = branch_ptr[node]
+            b1 = branch_ptr[node + 1]
+            if b1 == b0:
+                for v in range(V):
+                    out_value[i, v] += wt * value[node, v]
+                if wt > best:
+                    best = wt
+                    out_leaf[i] = node
+                continue
+            b = _branch_of(X[i, feature[node]], node, threshold, cat_ptr, cat_branch,
+                           missing_branch)
+            if top + (b1 - b0) > cap:
+                cap = 2 * (top + (b1 - b0))
+                snode2 = np.empty(cap, dtype=np.int64)
+                sw2 = np.empty(cap)
+                snode2[:top] = snode[:top]
+                sw2[:top] = sw[:top]
+                snode, sw = snode2, sw2
+            if b >= 0:
+                snode[top] = branch_child[b0 + b]
+                sw[top] = wt
+                top += 1
+            else:
+                total = 0.0
+                for k in range(b0, b1):
+                    total += wnode[branch_child[k]]
+                # Pushed last branch first so that branches are visited in order.
+                for k in range(b1 - 1, b0 - 1, -1):
+                    c = branch_child[k]
+                    share = wt * wnode[c] / total
+                    if share > 0.0:
+                        snode[top] = c
+                        sw[top] = share
+                        top += 1
+        if record and not write:
+            path_ptr[i + 1] = path_ptr[i] + n_seen
+
+
+@njit
+def node_depths(branch_ptr, branch_child):
     """Depth of every node (parents precede children, so one forward pass suffices)."""
-    depth = np.zeros(left.shape[0], dtype=np.int64)
-    for i in range(left.shape[0]):
-        if left[i] != TREE_LEAF:
-            depth[left[i]] = depth[i] + 1
-            depth[right[i]] = depth[i] + 1
+    n = branch_ptr.shape[0] - 1
+    depth = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        for k in range(branch_ptr[i], branch_ptr[i + 1]):
+            depth[branch_child[k]] = depth[i] + 1
     return depth
 
 
 @njit
-def _path_indices(leaves, left, right, depth):
+def node_parents(branch_ptr, branch_child):
+    """Parent of every node (-1 for the root)."""
+    n = branch_ptr.shape[0] - 1
+    parent = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        for k in range(branch_ptr[i], branch_ptr[i + 1]):
+            parent[branch_child[k]] = i
+    return parent
+
+
+@njit
+def _path_indices(leaves, branch_ptr, branch_child, depth):
     """CSR pieces of the decision path: the nodes from the root to each sample's leaf."""
     n = leaves.shape[0]
     indptr = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
         indptr[i + 1] = indptr[i] + depth[leaves[i]] + 1
     indices = np.empty(indptr[n], dtype=np.int64)
-    parent = np.full(left.shape[0], -1, dtype=np.int64)
-    for i in range(left.shape[0]):
-        if left[i] != TREE_LEAF:
-            parent[left[i]] = i
-            parent[right[i]] = i
+    parent = node_parents(branch_ptr, branch_child)
     for i in range(n):
         node = leaves[i]
         p = indptr[i + 1] - 1
@@ -108,8 +233,33 @@ def _path_indices(leaves, left, right, depth):
     return indptr, indices
 
 
+def binary_branches(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(branch_ptr, branch_child)`` of a binary tree given by its child arrays."""
+    inner = left != TREE_LEAF
+    ptr = np.zeros(left.shape[0] + 1, dtype=np.intp)
+    ptr[1:] = np.cumsum(2 * inner)
+    child = np.empty(int(ptr[-1]), dtype=np.intp)
+    child[0::2] = left[inner]
+    child[1::2] = right[inner]
+    return ptr, child
+
+
+def larger_child_branch(left, right, n_node_samples) -> np.ndarray:
+    """scikit-learn's rule for nodes that saw no missing value: the child with more samples
+    (left only when strictly larger). ``-2`` at leaves."""
+    out = np.full(left.shape[0], TREE_UNDEFINED, dtype=np.intp)
+    inner = np.flatnonzero(left != TREE_LEAF)
+    out[inner] = np.where(n_node_samples[left[inner]] > n_node_samples[right[inner]], 0, 1)
+    return out
+
+
+_NODE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impurity",
+                "n_node_samples", "weighted_n_node_samples", "value")
+_EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing_branch")
+
+
 class Tree:
-    """A fitted binary decision tree: flat arrays, one row per node (see module docstring).
+    """A fitted decision tree: flat arrays, one row per node (see module docstring).
 
     Parameters
     ----------
@@ -120,12 +270,21 @@ class Tree:
     children_left, children_right, feature, threshold, impurity, n_node_samples,
     weighted_n_node_samples, value : ndarray
         The node arrays.
+    branch_ptr, branch_child : ndarray, optional
+        Children of every node (CSR). Default: from ``children_left``/``children_right``.
+    cat_ptr, cat_branch : ndarray, optional
+        Branch of each level at categorical nodes (CSR). Default: no categorical node.
+    missing_branch : ndarray, optional
+        Branch of missing values per node (``-1``: all branches, fractionally). Default:
+        scikit-learn's rule for a tree fitted without missing values (the child with more
+        samples).
     """
 
     n_outputs = 1
 
     def __init__(self, n_features, n_classes, children_left, children_right, feature, threshold,
-                 impurity, n_node_samples, weighted_n_node_samples, value):
+                 impurity, n_node_samples, weighted_n_node_samples, value, *, branch_ptr=None,
+                 branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -140,10 +299,34 @@ class Tree:
         if value.ndim == 2:
             value = value[:, None, :]
         self.value = np.ascontiguousarray(value)
+        n = self.children_left.shape[0]
+        if (branch_ptr is None) != (branch_child is None):
+            raise ValueError("branch_ptr and branch_child must be given together")
+        if branch_ptr is None:
+            if self.children_right.shape[0] != n:
+                raise ValueError(f"tree array children_right has {self.children_right.shape[0]} "
+                                 f"rows, expected {n}")
+            branch_ptr, branch_child = binary_branches(self.children_left, self.children_right)
+        if (cat_ptr is None) != (cat_branch is None):
+            raise ValueError("cat_ptr and cat_branch must be given together")
+        if cat_ptr is None:
+            cat_ptr, cat_branch = np.zeros(n + 1, dtype=np.intp), np.zeros(0, dtype=np.intp)
+        self.branch_ptr = np.ascontiguousarray(branch_ptr, dtype=np.intp)
+        self.branch_child = np.ascontiguousarray(branch_child, dtype=np.intp)
+        self.cat_ptr = np.ascontiguousarray(cat_ptr, dtype=np.intp)
+        self.cat_branch = np.ascontiguousarray(cat_branch, dtype=np.intp)
+        if missing_branch is None:
+            if self.n_node_samples.shape[0] != n:
+                raise ValueError(f"tree array n_node_samples has {self.n_node_samples.shape[0]} "
+                                 f"rows, expected {n}")
+            self.check_branches()
+            missing_branch = larger_child_branch(self.children_left, self.children_right,
+                                                 self.n_node_samples)
+        self.missing_branch = np.ascontiguousarray(missing_branch, dtype=np.intp)
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants.
         self.check()
-        self.max_depth = int(node_depths(self.children_left, self.children_right).max())
+        self.max_depth = int(self.node_depths().max())
 
     # -- size ------------------------------------------------------------------------------------
     @property
@@ -166,13 +349,49 @@ class Tree:
         """Width of ``value`` (scikit-learn compatibility)."""
         return int(self.value.shape[2])
 
+    @property
+    def n_branches(self) -> np.ndarray:
+        """Number of children of every node (0 for leaves)."""
+        return np.diff(self.branch_ptr)
+
+    @property
+    def missing_go_to_left(self) -> np.ndarray:
+        """scikit-learn's flag: missing values take the first branch."""
+        return self.missing_branch == 0
+
+    @property
+    def is_categorical_node(self) -> np.ndarray:
+        """Boolean mask of the nodes that split a categorical feature."""
+        return np.diff(self.cat_ptr) > 0
+
+    @property
+    def is_binary(self) -> bool:
+        """True when the tree has scikit-learn's layout: binary numeric splits only and no
+        fractional missing-value routing."""
+        return bool(np.all(self.n_branches[self.children_left != TREE_LEAF] == 2)
+                    and not self.is_categorical_node.any()
+                    and not np.any(self.missing_branch == MISSING_FRACTIONAL))
+
+    @property
+    def _numeric_binary(self) -> bool:
+        return bool(np.all(self.n_branches[self.children_left != TREE_LEAF] == 2)
+                    and not self.is_categorical_node.any())
+
+    def children(self, node: int) -> np.ndarray:
+        """Children of ``node`` in branch order (empty for a leaf)."""
+        return self.branch_child[self.branch_ptr[node]:self.branch_ptr[node + 1]]
+
     def is_leaf(self) -> np.ndarray:
         """Boolean mask of the leaves."""
         return self.children_left == TREE_LEAF
 
     def node_depths(self) -> np.ndarray:
         """Depth of every node."""
-        return node_depths(self.children_left, self.children_right)
+        return node_depths(self.branch_ptr, self.branch_child)
+
+    def node_parents(self) -> np.ndarray:
+        """Parent of every node (-1 for the root)."""
+        return node_parents(self.branch_ptr, self.branch_child)
 
     # -- prediction ------------------------------------------------------------------------------
     def _prepare(self, X):
@@ -182,9 +401,40 @@ class Tree:
             return X
         return np.ascontiguousarray(X, dtype=X_DTYPE)
 
+    def _needs_route(self, X) -> bool:
+        if sp.issparse(X):
+            if not self._numeric_binary:
+                raise TypeError("sparse X is supported for binary numeric trees only.")
+            if np.isnan(X.data).any():
+                raise ValueError("sparse X with NaN values is not supported; use dense X.")
+            return False
+        return not self._numeric_binary or bool(np.isnan(X).any())
+
+    def _route(self, X, path: bool = False):
+        n = X.shape[0]
+        V = self.value.shape[2]
+        out_value = np.empty((n, V))
+        out_leaf = np.empty(n, dtype=np.intp)
+        ptr = np.zeros(n + 1 if path else 0, dtype=np.int64)
+        args = (self.feature, self.threshold, self.branch_ptr, self.branch_child, self.cat_ptr,
+                self.cat_branch, self.missing_branch, self.weighted_n_node_samples,
+                self.value[:, 0, :])
+        route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64))
+        nodes = None
+        if path:
+            nodes = np.empty(int(ptr[-1]), dtype=np.int64)
+            route(X, *args, out_value, out_leaf, ptr, nodes)
+        return out_value, out_leaf, ptr, nodes
+
     def apply(self, X) -> np.ndarray:
-        """Index of the leaf each row of ``X`` lands in (X: array or sparse, already validated)."""
+        """Index of the leaf each row of ``X`` lands in (X: array or sparse, already validated).
+
+        A row split fractionally over several leaves (missing value at a C4.5 node) gets the
+        leaf holding its largest weight.
+        """
         X = self._prepare(X)
+        if self._needs_route(X):
+            return self._route(X)[1]
         out = np.empty(X.shape[0], dtype=np.intp)
         if sp.issparse(X):
             apply_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data,
@@ -196,13 +446,25 @@ class Tree:
         return out
 
     def predict(self, X) -> np.ndarray:
-        """``value`` of each row's leaf, shape (n_samples, 1, n_values)."""
+        """Value of each row, shape (n_samples, 1, n_values): its leaf's ``value``, or the
+        weight-averaged values of the leaves a row reaches fractionally."""
+        X = self._prepare(X)
+        if self._needs_route(X):
+            return self._route(X)[0][:, None, :]
         return self.value[self.apply(X)]
 
     def decision_path(self, X) -> sp.csr_matrix:
-        """Indicator matrix (n_samples, node_count): nonzero where a row passes through a node."""
+        """Indicator matrix (n_samples, node_count): nonzero where a row passes through a node
+        (every node reached with positive weight)."""
+        X = self._prepare(X)
+        if self._needs_route(X):
+            _, _, indptr, indices = self._route(X, path=True)
+            data = np.ones(indices.shape[0], dtype=np.intp)
+            m = sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
+            m.sort_indices()
+            return m
         leaves = self.apply(X)
-        indptr, indices = _path_indices(leaves, self.children_left, self.children_right,
+        indptr, indices = _path_indices(leaves, self.branch_ptr, self.branch_child,
                                         self.node_depths())
         data = np.ones(indices.shape[0], dtype=np.intp)
         return sp.csr_matrix((data, indices, indptr), shape=(leaves.shape[0], self.node_count))
@@ -211,17 +473,25 @@ class Tree:
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """Weighted impurity decrease per feature (mean decrease in impurity).
 
-        For each internal node: ``w * imp - w_l * imp_l - w_r * imp_r``, summed per feature,
-        divided by the root's weight and, with ``normalize``, scaled to sum to one.
+        For each internal node: ``w * imp - sum over children c of w_c * imp_c``, summed per
+        feature, divided by the root's weight and, with ``normalize``, scaled to sum to one.
         """
         out = np.zeros(self.n_features)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size:
-            l = self.children_left[internal]
-            r = self.children_right[internal]
             w = self.weighted_n_node_samples
             imp = self.impurity
-            dec = w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r]
+            if self.is_binary:
+                l = self.children_left[internal]
+                r = self.children_right[internal]
+                dec = w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r]
+            else:
+                counts = self.n_branches[internal]
+                owner = np.repeat(np.arange(internal.size), counts)
+                kids = self.branch_child
+                child_sum = np.zeros(internal.size)
+                np.add.at(child_sum, owner, w[kids] * imp[kids])
+                dec = w[internal] * imp[internal] - child_sum
             np.add.at(out, self.feature[internal], dec)
         out /= self.weighted_n_node_samples[0]
         if normalize:
@@ -231,6 +501,37 @@ class Tree:
         return out
 
     # -- invariants ------------------------------------------------------------------------------
+    def check_branches(self) -> None:
+        """Check the child arrays and the branch lists (the part of :meth:`check` that the
+        constructor needs before deriving ``missing_branch``)."""
+        n = self.node_count
+        if n < 1:
+            raise ValueError("tree has no nodes")
+        if self.children_right.shape[0] != n:
+            raise ValueError(f"tree array children_right has {self.children_right.shape[0]} "
+                             f"rows, expected {n}")
+        left, right = self.children_left, self.children_right
+        leaf = left == TREE_LEAF
+        if np.any((right == TREE_LEAF) != leaf):
+            raise ValueError("a node has exactly one child")
+        ptr, kids = self.branch_ptr, self.branch_child
+        if ptr.shape[0] != n + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) \
+                or ptr[-1] != kids.shape[0]:
+            raise ValueError("branch_ptr is not a valid CSR pointer over branch_child")
+        nb = np.diff(ptr)
+        if np.any(nb[leaf] != 0) or np.any(nb[~leaf] < 2):
+            raise ValueError("a leaf has branches or an internal node has fewer than two")
+        idx = np.repeat(np.arange(n), nb)
+        if np.any(kids <= idx) or np.any(kids >= n):
+            raise ValueError("a child index does not come after its parent or is out of range")
+        counts = np.bincount(kids, minlength=n)
+        if counts[0] != 0 or np.any(counts[1:] != 1):
+            raise ValueError("a node is not the child of exactly one node")
+        inner = np.flatnonzero(~leaf)
+        if np.any(left[inner] != kids[ptr[inner]]) or \
+                np.any(right[inner] != kids[ptr[inner + 1] - 1]):
+            raise ValueError("children_left/children_right are not the first/last branch")
+
     def check(self) -> None:
         """Raise ValueError naming the first broken invariant (see module docstring).
 
@@ -244,6 +545,7 @@ class Tree:
             "threshold": self.threshold, "impurity": self.impurity,
             "n_node_samples": self.n_node_samples,
             "weighted_n_node_samples": self.weighted_n_node_samples, "value": self.value,
+            "missing_branch": self.missing_branch,
         }
         for name, a in arrays.items():
             if a.shape[0] != n:
@@ -255,36 +557,51 @@ class Tree:
                              f"{self.n_classes[0]}")
         if not np.all(np.isfinite(self.value)):
             raise ValueError("a node value is not finite")
-        left, right = self.children_left, self.children_right
-        leaf = left == TREE_LEAF
-        if np.any((right == TREE_LEAF) != leaf):
-            raise ValueError("a node has exactly one child")
+        self.check_branches()
+        leaf = self.children_left == TREE_LEAF
+        inner = ~leaf
         if np.any(self.feature[leaf] != TREE_UNDEFINED):
             raise ValueError("a leaf has a split feature")
         if np.any(self.threshold[leaf] != TREE_UNDEFINED):
             raise ValueError("a leaf has a threshold")
-        idx = np.arange(n)
-        inner = ~leaf
-        if np.any(left[inner] <= idx[inner]) or np.any(right[inner] <= idx[inner]):
-            raise ValueError("a child index does not come after its parent")
-        if np.any(left[inner] >= n) or np.any(right[inner] >= n):
-            raise ValueError("a child index is out of range")
         f = self.feature[inner]
         if np.any(f < 0) or np.any(f >= self.n_features):
             raise ValueError("a split feature is out of range")
-        if not np.all(np.isfinite(self.threshold[inner])):
-            raise ValueError("a threshold is not finite")
-        counts = np.bincount(np.concatenate([left[inner], right[inner]]), minlength=n)
-        if counts[0] != 0 or np.any(counts[1:] != 1):
-            raise ValueError("a node is not the child of exactly one node")
+        if np.any(np.isnan(self.threshold[inner])) or np.any(self.threshold[inner] == -np.inf):
+            raise ValueError("a threshold is NaN or -inf")
+        nb = self.n_branches
+        cptr = self.cat_ptr
+        if cptr.shape[0] != n + 1 or cptr[0] != 0 or np.any(np.diff(cptr) < 0) \
+                or cptr[-1] != self.cat_branch.shape[0]:
+            raise ValueError("cat_ptr is not a valid CSR pointer over cat_branch")
+        is_cat = np.diff(cptr) > 0
+        if np.any(is_cat & leaf):
+            raise ValueError("a leaf has a categorical branch table")
+        if np.any(nb[inner & ~is_cat] != 2):
+            raise ValueError("a numeric split does not have exactly two branches")
+        owner = np.repeat(np.arange(n), np.diff(cptr))
+        cb = self.cat_branch
+        if np.any(cb < -1) or np.any(cb >= nb[owner]):
+            raise ValueError("a categorical level is routed to a branch that does not exist")
+        mb = self.missing_branch
+        if np.any(mb[leaf] != TREE_UNDEFINED) or np.any(mb[inner] < MISSING_FRACTIONAL) \
+                or np.any(mb[inner] >= nb[inner]):
+            raise ValueError("missing_branch must be -2 at leaves and a branch or -1 elsewhere")
         if np.any(self.n_node_samples <= 0) or np.any(self.weighted_n_node_samples <= 0):
             raise ValueError("a node has no samples")
-        if np.any(self.n_node_samples[inner]
-                  != self.n_node_samples[left[inner]] + self.n_node_samples[right[inner]]):
+        kids = self.branch_child
+        inner_idx = np.flatnonzero(inner)
+        owner = np.repeat(np.arange(n), nb)
+        nsum = np.zeros(n, dtype=np.intp)
+        np.add.at(nsum, owner, self.n_node_samples[kids])
+        exact = inner & (mb != MISSING_FRACTIONAL)
+        if np.any(self.n_node_samples[exact] != nsum[exact]) or \
+                np.any(self.n_node_samples[inner] > nsum[inner]):
             raise ValueError("n_node_samples of a node is not the sum of its children's")
         w = self.weighted_n_node_samples
-        wsum = w[left[inner]] + w[right[inner]]
-        if not np.allclose(self.weighted_n_node_samples[inner], wsum, rtol=1e-9, atol=0.0):
+        wsum = np.zeros(n)
+        np.add.at(wsum, owner, w[kids])
+        if not np.allclose(w[inner_idx], wsum[inner_idx], rtol=1e-9, atol=0.0):
             raise ValueError("weighted_n_node_samples of a node is not the sum of its children's")
 
     # -- copies ----------------------------------------------------------------------------------
@@ -292,38 +609,49 @@ class Tree:
         """The tree cut at the nodes where ``keep_leaf`` is True, renumbered in preorder.
 
         Nodes below a cut disappear; a cut node becomes a leaf with its own value. The new tree's
-        nodes are numbered depth-first, left child first (scikit-learn's pruned-tree order).
+        nodes are numbered depth-first, first branch first (scikit-learn's pruned-tree order).
         """
-        left, right = self.children_left, self.children_right
+        ptr, kids = self.branch_ptr, self.branch_child
         order = []
         stack = [0]
         while stack:
             i = stack.pop()
             order.append(i)
-            if left[i] != TREE_LEAF and not keep_leaf[i]:
-                stack.append(right[i])
-                stack.append(left[i])
+            if ptr[i + 1] > ptr[i] and not keep_leaf[i]:
+                stack.extend(kids[ptr[i]:ptr[i + 1]][::-1].tolist())
         order = np.asarray(order, dtype=np.intp)
         new_id = np.full(self.node_count, -1, dtype=np.intp)
         new_id[order] = np.arange(order.size)
-        cut = keep_leaf[order] | (left[order] == TREE_LEAF)
-        new_left = np.where(cut, TREE_LEAF, new_id[left[order]])
-        new_right = np.where(cut, TREE_LEAF, new_id[right[order]])
+        cut = keep_leaf[order] | (self.children_left[order] == TREE_LEAF)
+        nb = np.where(cut, 0, np.diff(ptr)[order])
+        new_ptr = np.zeros(order.size + 1, dtype=np.intp)
+        new_ptr[1:] = np.cumsum(nb)
+        kept = order[~cut]
+        new_kids = new_id[np.concatenate([kids[ptr[i]:ptr[i + 1]] for i in kept])
+                          if kept.size else np.zeros(0, dtype=np.intp)]
+        ncat = np.where(cut, 0, np.diff(self.cat_ptr)[order])
+        new_cptr = np.zeros(order.size + 1, dtype=np.intp)
+        new_cptr[1:] = np.cumsum(ncat)
+        cats = [self.cat_branch[self.cat_ptr[i]:self.cat_ptr[i + 1]] for i in kept]
+        new_cat = np.concatenate(cats) if cats else np.zeros(0, dtype=np.intp)
+        first = np.where(cut, TREE_LEAF, new_id[self.children_left[order]])
+        last = np.where(cut, TREE_LEAF, new_id[self.children_right[order]])
         return Tree(
-            self.n_features, self.n_classes, new_left, new_right,
+            self.n_features, self.n_classes, first, last,
             np.where(cut, TREE_UNDEFINED, self.feature[order]),
             np.where(cut, float(TREE_UNDEFINED), self.threshold[order]),
             self.impurity[order], self.n_node_samples[order],
             self.weighted_n_node_samples[order], self.value[order],
+            branch_ptr=new_ptr, branch_child=new_kids, cat_ptr=new_cptr, cat_branch=new_cat,
+            missing_branch=np.where(cut, TREE_UNDEFINED, self.missing_branch[order]),
         )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
             return NotImplemented
-        names = ("children_left", "children_right", "feature", "threshold", "impurity",
-                 "n_node_samples", "weighted_n_node_samples", "value")
         return self.n_features == other.n_features and all(
-            np.array_equal(getattr(self, a), getattr(other, a)) for a in names
+            np.array_equal(getattr(self, a), getattr(other, a))
+            for a in _NODE_ARRAYS + _EXTRA_ARRAYS
         )
 
     __hash__ = None  # mutable container of arrays

@@ -109,18 +109,21 @@ def validate_params(estimator: Any, constraints: dict[str, list[Any]]) -> None:
             )
 
 
-def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = "no_validation"):
-    """Validate X (and y unless "no_validation"): 2-D, finite, numeric; float32 or sorted CSR.
+def check_X(estimator: Any, X: Any, *, reset: bool, y: Any = "no_validation",
+            allow_nan: bool = True):
+    """Validate X (and y unless "no_validation"): 2-D, numeric, no infinity (NaN marks a
+    missing value unless ``allow_nan`` is False); float32 or sorted CSR.
 
     A y of None raises scikit-learn's "requires y to be passed" error.
     """
-    kwargs = dict(accept_sparse=["csr", "csc"], dtype=X_DTYPE, ensure_all_finite=True,
+    finite = "allow-nan" if allow_nan else True
+    kwargs = dict(accept_sparse=["csr", "csc"], dtype=X_DTYPE, ensure_all_finite=finite,
                   accept_large_sparse=True)
     if isinstance(y, str) and y == "no_validation":
         X = validate_data(estimator, X, reset=reset, **kwargs)
     else:
         X, y = validate_data(estimator, X, y, reset=reset, multi_output=True, dtype=X_DTYPE,
-                             accept_sparse=["csr", "csc"], ensure_all_finite=True,
+                             accept_sparse=["csr", "csc"], ensure_all_finite=finite,
                              y_numeric=False)
     if sp.issparse(X):
         X = sp.csr_matrix(X)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import njit
-from .._tree import TREE_LEAF, Tree
+from .._tree import Tree
 
 
 @njit
@@ -65,24 +65,25 @@ def _hpop(ha, hi, hv, size):
 
 
 @njit
-def weakest_link_sequence(left, right, r_node):
+def weakest_link_sequence(branch_ptr, branch_child, r_node):
     """Collapse order of the weakest-link pruning.
 
     Returns ``(nodes, alphas, risks, initial_risk)``: at step ``k`` node ``nodes[k]`` is collapsed
     at effective alpha ``alphas[k]``, after which the tree's total leaf risk is ``risks[k]``.
     The last step collapses the root.
     """
-    n = left.shape[0]
+    n = branch_ptr.shape[0] - 1
     parent = np.full(n, -1, dtype=np.int64)
+    is_leaf = np.zeros(n, dtype=np.bool_)
     for i in range(n):
-        if left[i] != TREE_LEAF:
-            parent[left[i]] = i
-            parent[right[i]] = i
+        is_leaf[i] = branch_ptr[i + 1] == branch_ptr[i]
+        for k in range(branch_ptr[i], branch_ptr[i + 1]):
+            parent[branch_child[k]] = i
     r_branch = np.zeros(n)
     n_leaves = np.zeros(n, dtype=np.int64)
     # Same summation order as scikit-learn: leaves in index order, each bubbling up.
     for leaf in range(n):
-        if left[leaf] != TREE_LEAF:
+        if not is_leaf[leaf]:
             continue
         r_branch[leaf] = r_node[leaf]
         cur = r_node[leaf]
@@ -94,7 +95,7 @@ def weakest_link_sequence(left, right, r_node):
             j = p
     n_internal = 0
     for i in range(n):
-        if left[i] != TREE_LEAF:
+        if not is_leaf[i]:
             n_internal += 1
     cap = 4 * n + 16
     ha = np.empty(cap)
@@ -102,9 +103,6 @@ def weakest_link_sequence(left, right, r_node):
     hv = np.empty(cap, dtype=np.int64)
     version = np.zeros(n, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
-    is_leaf = np.zeros(n, dtype=np.bool_)
-    for i in range(n):
-        is_leaf[i] = left[i] == TREE_LEAF
     size = np.int64(0)
     for i in range(n):
         if not is_leaf[i]:
@@ -122,17 +120,17 @@ def weakest_link_sequence(left, right, r_node):
             continue
         # Collapse i: its descendants leave the tree.
         top = 0
-        stack[top] = left[i]
-        stack[top + 1] = right[i]
-        top = 2
+        for k in range(branch_ptr[i], branch_ptr[i + 1]):
+            stack[top] = branch_child[k]
+            top += 1
         while top > 0:
             top -= 1
             j = stack[top]
             alive[j] = False
             if not is_leaf[j]:
-                stack[top] = left[j]
-                stack[top + 1] = right[j]
-                top += 2
+                for k in range(branch_ptr[j], branch_ptr[j + 1]):
+                    stack[top] = branch_child[k]
+                    top += 1
         is_leaf[i] = True
         n_pruned = n_leaves[i] - 1
         n_leaves[i] = 0
@@ -188,7 +186,7 @@ def _risk(tree: Tree) -> np.ndarray:
 def cost_complexity_path(tree: Tree) -> CostComplexityPath:
     """Weakest-link pruning path of ``tree`` (risk = impurity, scikit-learn's definition)."""
     nodes, alphas, risks, initial = weakest_link_sequence(
-        tree.children_left, tree.children_right, _risk(tree)
+        tree.branch_ptr, tree.branch_child, _risk(tree)
     )
     return CostComplexityPath(
         ccp_alphas=np.concatenate([[0.0], alphas]),

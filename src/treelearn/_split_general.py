@@ -1,0 +1,727 @@
+"""Split search for tables: categorical features, missing values, multiway splits, costs.
+
+Every feature reaches these kernels as integer codes (``codes[f, row]``, ``-1`` for a missing
+value): level codes for categorical features, the rank of the value (exact splitter) or the
+bin (histogram splitter) for numeric ones, so both splitters share one search. A node is a list
+of rows with weights (C4.5 sends a case with a missing value down every branch with a fraction
+of its weight, so rows can repeat across siblings).
+
+Per feature the node's rows are summarised by code (statistics, weight and row count of every
+code present, ascending; missing values apart), then:
+
+numeric
+    binary cuts between consecutive codes present at the node;
+categorical, ``binary``
+    the best subset of levels: levels ordered by class-1 share (two classes) or mean
+    (regression) and cut like a numeric feature, which is exact for the concave impurities
+    (gini, entropy, misclassification, squared error; Breiman et al. 1984, Theorem 4.5). For
+    more classes, and for gain ratio and chi-square, every subset is tried when a node has at
+    most ``EXHAUSTIVE_MAX_LEVELS`` levels; with more levels the best cut over one ordering per
+    class (levels by that class's share) is taken, a heuristic;
+categorical, ``multiway``
+    one branch per level present at the node (ID3/C4.5); valid when at least two branches hold
+    ``min_samples_leaf`` rows (C4.5's rule; smaller branches are allowed).
+
+Missing values, by mode:
+
+``learn`` (0)
+    numeric: every cut with the missing values sent left and right, plus "known values left,
+    missing right" (threshold +inf), in scikit-learn's order; categorical: the missing values
+    act as one more level (ordered, subset-searched or, for multiway, joined to the branch
+    that scores best). Without missing values at the node, they follow the branch with more
+    rows at prediction time (scikit-learn's rule).
+``c45`` (1)
+    the split is chosen on the rows with a known value; its score is multiplied by their share
+    ``F`` of the node's weight, and gain ratio's split information counts the unknowns as one
+    more subset (Quinlan 1993, ch. 3). The grower sends missing rows down every branch.
+``impute`` (2)
+    missing values take the node's weighted median code (numeric) or most frequent level
+    (categorical) for this feature; they follow that code's branch at prediction time.
+
+Scores: without costs and outside ``c45`` features are compared by the criterion's proxy
+(:func:`treelearn._criteria.split_proxy`, extended to k children), as in the other splitters.
+With ``c45`` or feature costs the real score is used: the impurity decrease ("gain", in bits
+for entropy), the gain ratio or the chi-square statistic, times ``F``; with costs it becomes
+``gain**2 / cost`` (Tan & Schlimmer) or ``(2**gain - 1) / (cost + 1)**w`` (Nunez).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._builder import rand_int
+from ._config import njit
+from ._criteria import (
+    CHI2,
+    ENTROPY,
+    GAIN_RATIO,
+    GINI,
+    LN2,
+    MISCLASSIFICATION,
+    SQUARED_ERROR,
+    node_impurity,
+    split_proxy,
+)
+
+MISSING_LEARN, MISSING_C45, MISSING_IMPUTE = 0, 1, 2
+COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
+#: Categorical binary splits try every subset up to this many levels where ordering is not exact.
+EXHAUSTIVE_MAX_LEVELS = 10
+#: Codes are summarised with a dense table when the feature has at most this many codes per row
+#: of the node; otherwise the node's codes are sorted.
+DENSE_RATIO = 4
+
+
+@njit
+def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
+    """Statistics per code present at the node, ascending, and of the missing rows.
+
+    Returns ``(ucode, ustats, uw, un, mstats, mw, mn)``.
+    """
+    m = rows.shape[0]
+    mstats = np.zeros(S)
+    mw = 0.0
+    mn = 0
+    if n_codes <= DENSE_RATIO * m + 16:
+        dstats = np.zeros((n_codes, S))
+        dw = np.zeros(n_codes)
+        dn = np.zeros(n_codes, dtype=np.int64)
+        for i in range(m):
+            r = rows[i]
+            c = codes_f[r]
+            wt = rw[i]
+            if c < 0:
+                _add(mstats, r, wt, ycls, yreg, crit)
+                mw += wt
+                mn += 1
+            else:
+                _add(dstats[c], r, wt, ycls, yreg, crit)
+                dw[c] += wt
+                dn[c] += 1
+        u = 0
+        for c in range(n_codes):
+            if dn[c] > 0:
+                u += 1
+        ucode = np.empty(u, dtype=np.int64)
+        ustats = np.empty((u, S))
+        uw = np.empty(u)
+        un = np.empty(u, dtype=np.int64)
+        j = 0
+        for c in range(n_codes):
+            if dn[c] > 0:
+                ucode[j] = c
+                ustats[j] = dstats[c]
+                uw[j] = dw[c]
+                un[j] = dn[c]
+                j += 1
+        return ucode, ustats, uw, un, mstats, mw, mn
+    node_codes = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        node_codes[i] = codes_f[rows[i]]
+    order = np.argsort(node_codes, kind="mergesort")
+    u = 0
+    prev = -2
+    for i in range(m):
+        c = node_codes[order[i]]
+        if c >= 0 and c != prev:
+            u += 1
+        prev = c
+    ucode = np.empty(u, dtype=np.int64)
+    ustats = np.zeros((u, S))
+    uw = np.zeros(u)
+    un = np.zeros(u, dtype=np.int64)
+    j = -1
+    prev = -2
+    for i in range(m):
+        k = order[i]
+        c = node_codes[k]
+        r = rows[k]
+        wt = rw[k]
+        if c < 0:
+            _add(mstats, r, wt, ycls, yreg, crit)
+            mw += wt
+            mn += 1
+            continue
+        if c != prev:
+            j += 1
+            ucode[j] = c
+            prev = c
+        _add(ustats[j], r, wt, ycls, yreg, crit)
+        uw[j] += wt
+        un[j] += 1
+    return ucode, ustats, uw, un, mstats, mw, mn
+
+
+@njit
+def _add(stats, r, wt, ycls, yreg, crit):
+    if crit >= SQUARED_ERROR:
+        y = yreg[r]
+        stats[0] += wt * y
+        stats[1] += wt * y * y
+    else:
+        stats[ycls[r]] += wt
+
+
+@njit
+def node_summary(rows, rw, ycls, yreg, S, crit):
+    """Statistics vector and weight of a node's rows."""
+    stats = np.zeros(S)
+    w = 0.0
+    for i in range(rows.shape[0]):
+        _add(stats, rows[i], rw[i], ycls, yreg, crit)
+        w += rw[i]
+    return stats, w
+
+
+@njit
+def proxy_k(stats, w, k, crit, pimp):
+    """:func:`split_proxy` of a split into the first ``k`` rows of ``stats`` (equal to it, with
+    the same floating-point operations, for ``k == 2``)."""
+    if k == 2:
+        return split_proxy(stats[0], stats[1], w[0], w[1], crit, pimp)
+    if crit == SQUARED_ERROR:
+        s = 0.0
+        for c in range(k):
+            s += stats[c, 0] * stats[c, 0] / w[c]
+        return s
+    if crit == GAIN_RATIO or crit == CHI2:
+        return real_score(stats, w, k, crit, pimp)
+    if crit == MISCLASSIFICATION:
+        s = 0.0
+        for c in range(k):
+            mx = 0.0
+            for j in range(stats.shape[1]):
+                mx = max(mx, stats[c, j])
+            s += mx - w[c]
+        return s
+    s = 0.0
+    for c in range(k - 1, -1, -1):
+        s -= w[c] * node_impurity(stats[c], w[c], crit)
+    return s
+
+
+@njit
+def real_score(stats, w, k, crit, pimp):
+    """Impurity decrease ``pimp - sum_c (w_c / W) imp_c`` of a split into the first ``k`` rows
+    of ``stats``; for gain ratio that over the split information, for chi-square Pearson's
+    statistic of the children x classes table."""
+    W = 0.0
+    for c in range(k):
+        W += w[c]
+    if crit == CHI2:
+        chi = 0.0
+        for j in range(stats.shape[1]):
+            nj = 0.0
+            for c in range(k):
+                nj += stats[c, j]
+            if nj > 0.0:
+                for c in range(k):
+                    e = w[c] * nj / W
+                    if e > 0.0:
+                        chi += (stats[c, j] - e) * (stats[c, j] - e) / e
+        return chi
+    gain = pimp
+    for c in range(k):
+        if w[c] > 0.0:
+            gain -= (w[c] / W) * node_impurity(stats[c], w[c], crit)
+    if crit == GAIN_RATIO:
+        si = 0.0
+        for c in range(k):
+            if w[c] > 0.0:
+                p = w[c] / W
+                si -= p * math.log(p) / LN2
+        if si <= 0.0:
+            return -np.inf
+        return gain / si
+    return gain
+
+
+@njit
+def c45_score(stats, w, k, crit, mw):
+    """C4.5's score with unknown values: the known rows' gain times their weight share ``F``;
+    gain ratio divides by the split information with the unknowns as one more subset."""
+    W = 0.0
+    tot = np.zeros(stats.shape[1])
+    for c in range(k):
+        W += w[c]
+        for j in range(stats.shape[1]):
+            tot[j] += stats[c, j]
+    F = W / (W + mw)
+    if crit == GAIN_RATIO:
+        gain = F * real_score(stats, w, k, ENTROPY, node_impurity(tot, W, ENTROPY))
+        si = 0.0
+        for c in range(k):
+            if w[c] > 0.0:
+                p = w[c] / (W + mw)
+                si -= p * math.log(p) / LN2
+        if mw > 0.0:
+            p = mw / (W + mw)
+            si -= p * math.log(p) / LN2
+        if si <= 0.0:
+            return -np.inf
+        return gain / si
+    return F * real_score(stats, w, k, crit, node_impurity(tot, W, crit))
+
+
+@njit
+def _cut_pair(ustats, uw, order, j, u, mstats, mw, miss_left, miss_right, pair, pw):
+    """Children of the cut after position ``j`` of ``order`` (missing rows added as told)."""
+    S = ustats.shape[1]
+    for s in range(S):
+        pair[0, s] = 0.0
+        pair[1, s] = 0.0
+    pw[0] = 0.0
+    pw[1] = 0.0
+    for q in range(u):
+        side = 0 if q <= j else 1
+        c = order[q]
+        for s in range(S):
+            pair[side, s] += ustats[c, s]
+        pw[side] += uw[c]
+    if miss_left:
+        for s in range(S):
+            pair[0, s] += mstats[s]
+        pw[0] += mw
+    if miss_right:
+        for s in range(S):
+            pair[1, s] += mstats[s]
+        pw[1] += mw
+
+
+@njit
+def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pimp, min_leaf,
+               min_wleaf, c45):
+    """Best cut of codes taken in ``order`` (numeric: ascending; categorical: by the ordering).
+
+    With ``learn_missing`` the missing rows go right (every cut, then "all known left, missing
+    right"), then left (every cut), scikit-learn's order. Returns ``(score, j, miss_left)``:
+    the left child holds ``order[:j + 1]``; ``j == u - 1`` is the missing-alone split.
+    ``score == -inf`` when no cut is valid.
+    """
+    S = ustats.shape[1]
+    left = np.zeros(S)
+    pair = np.empty((2, S))
+    pw = np.empty(2)
+    total = np.zeros(S)
+    wtot = 0.0
+    ntot = 0
+    for q in range(u):
+        c = order[q]
+        for s in range(S):
+            total[s] += ustats[c, s]
+        wtot += uw[c]
+        ntot += un[c]
+    best = -np.inf
+    best_j = -1
+    best_ml = False
+    n_pass = 2 if learn_missing else 1
+    for p in range(n_pass):
+        ml = p == 1
+        for s in range(S):
+            left[s] = mstats[s] if ml else 0.0
+        wl = mw if ml else 0.0
+        nl = mn if ml else 0
+        last = u if (learn_missing and not ml) else u - 1
+        for j in range(last):
+            c = order[j]
+            for s in range(S):
+                left[s] += ustats[c, s]
+            wl += uw[c]
+            nl += un[c]
+            if j == u - 1 and mn == 0:
+                break
+            wr = wtot + (mw if learn_missing else 0.0) - wl
+            nr = ntot + (mn if learn_missing else 0) - nl
+            if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+                continue
+            if wl <= 0.0 or wr <= 0.0:
+                continue
+            for s in range(S):
+                pair[0, s] = left[s]
+                pair[1, s] = total[s] + (mstats[s] if learn_missing else 0.0) - left[s]
+            pw[0] = wl
+            pw[1] = wr
+            if c45:
+                sc = c45_score(pair, pw, 2, crit, mw)
+            else:
+                sc = split_proxy(pair[0], pair[1], wl, wr, crit, pimp)
+            if sc > best:
+                best = sc
+                best_j = j
+                best_ml = ml
+    return best, best_j, best_ml
+
+
+KIND_NUMERIC, KIND_SUBSET, KIND_MULTIWAY = 0, 1, 2
+
+
+@njit
+def _with_missing_level(ucode, ustats, uw, un, mstats, mw, mn):
+    """The summary with the missing rows appended as one more entry (code -1)."""
+    u = ucode.shape[0]
+    c2 = np.empty(u + 1, dtype=np.int64)
+    s2 = np.empty((u + 1, ustats.shape[1]))
+    w2 = np.empty(u + 1)
+    n2 = np.empty(u + 1, dtype=np.int64)
+    c2[:u] = ucode
+    s2[:u] = ustats
+    w2[:u] = uw
+    n2[:u] = un
+    c2[u] = -1
+    s2[u] = mstats
+    w2[u] = mw
+    n2[u] = mn
+    return c2, s2, w2, n2
+
+
+@njit
+def _impute_entry(ucode, uw, categorical):
+    """Entry taking the missing values under ``impute``: most frequent level (categorical) or
+    weighted median code (numeric)."""
+    u = ucode.shape[0]
+    if categorical:
+        best = 0
+        for e in range(1, u):
+            if uw[e] > uw[best]:
+                best = e
+        return best
+    total = 0.0
+    for e in range(u):
+        total += uw[e]
+    acc = 0.0
+    for e in range(u):
+        acc += uw[e]
+        if acc >= 0.5 * total:
+            return e
+    return u - 1
+
+
+@njit
+def _subset_exhaustive(e_stats, e_w, e_n, crit, pimp, min_leaf, min_wleaf, c45, mw):
+    """Best two-way partition of the entries, every subset tried (the last entry stays right).
+    Returns ``(score, mask)`` with bit ``e`` set for entries sent left."""
+    E = e_w.shape[0]
+    S = e_stats.shape[1]
+    pair = np.empty((2, S))
+    pw = np.empty(2)
+    best = -np.inf
+    best_mask = 0
+    for mask in range(1, 1 << (E - 1)):
+        for s in range(S):
+            pair[0, s] = 0.0
+            pair[1, s] = 0.0
+        pw[0] = 0.0
+        pw[1] = 0.0
+        nl = 0
+        nr = 0
+        for e in range(E):
+            side = 0 if (mask >> e) & 1 else 1
+            for s in range(S):
+                pair[side, s] += e_stats[e, s]
+            pw[side] += e_w[e]
+            if side == 0:
+                nl += e_n[e]
+            else:
+                nr += e_n[e]
+        if nl < min_leaf or nr < min_leaf or pw[0] < min_wleaf or pw[1] < min_wleaf:
+            continue
+        if pw[0] <= 0.0 or pw[1] <= 0.0:
+            continue
+        if c45:
+            sc = c45_score(pair, pw, 2, crit, mw)
+        else:
+            sc = split_proxy(pair[0], pair[1], pw[0], pw[1], crit, pimp)
+        if sc > best:
+            best = sc
+            best_mask = mask
+    return best, best_mask
+
+
+@njit
+def _order_by(e_stats, e_w, j):
+    keys = np.empty(e_w.shape[0])
+    for e in range(e_w.shape[0]):
+        keys[e] = e_stats[e, j] / e_w[e]
+    return np.argsort(keys, kind="mergesort")
+
+
+@njit
+def search_feature(codes_f, n_codes, categorical, rows, rw, ycls, yreg, S, crit, pimp,
+                   mode, multiway, min_leaf, min_wleaf, need_real, fmap):
+    """Best split of one feature at a node.
+
+    Returns ``(score, real, kind, n_branches, miss_branch, cut_lo, cut_hi, usable)``;
+    ``score == -inf`` when the feature has no valid split; ``usable`` is False when the
+    feature is constant at the node (it then does not count towards ``max_features``).
+    Numeric splits are described by the codes on both sides of the cut (``cut_hi == -1``:
+    known values left, missing right); categorical ones by ``fmap[code]`` = branch (``-1`` for
+    codes absent at the node). ``miss_branch == -1`` sends missing values down every branch.
+    """
+    ucode, ustats, uw, un, mstats, mw, mn = summarize(codes_f, n_codes, rows, rw, ycls, yreg,
+                                                      S, crit)
+    u = ucode.shape[0]
+    c45 = mode == MISSING_C45
+    learn_missing = mode == MISSING_LEARN and mn > 0
+    none = (-np.inf, -np.inf, 0, 0, -2, -1, -1, False)
+    if u == 0 or (u == 1 and not learn_missing):
+        return none
+    imp_e = -1
+    if mode == MISSING_IMPUTE and mn > 0:
+        imp_e = _impute_entry(ucode, uw, categorical)
+        for s in range(S):
+            ustats[imp_e, s] += mstats[s]
+        uw[imp_e] += mw
+        un[imp_e] += mn
+        mw = 0.0
+        mn = 0
+    mw_c45 = mw if c45 else 0.0
+    pair = np.empty((2, S))
+    pw = np.empty(2)
+    if not categorical:
+        order = np.arange(u)
+        sc, j, ml = scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit,
+                               pimp, min_leaf, min_wleaf, c45)
+        if sc == -np.inf:
+            return (sc, sc, 0, 0, -2, -1, -1, True)
+        if c45:
+            mb = -1
+        elif learn_missing:
+            mb = 0 if ml else 1
+        elif imp_e >= 0:
+            mb = 0 if imp_e <= j else 1
+        else:
+            nl = 0
+            for q in range(j + 1):
+                nl += un[q]
+            mb = 0 if nl > mn + _sum_n(un) - nl else 1
+        real = sc
+        if need_real and not c45:
+            _cut_pair(ustats, uw, order, j, u, mstats, mw, ml and learn_missing,
+                      learn_missing and not ml, pair, pw)
+            real = real_score(pair, pw, 2, crit, pimp)
+        cut_hi = ucode[j + 1] if j + 1 < u else -1
+        return (sc, real, KIND_NUMERIC, 2, mb, ucode[j], cut_hi, True)
+    # Categorical: the missing rows are one more entry under "learn".
+    if learn_missing:
+        ucode, ustats, uw, un = _with_missing_level(ucode, ustats, uw, un, mstats, mw, mn)
+        mstats = np.zeros(S)
+        mw = 0.0
+        mn = 0
+    E = ucode.shape[0]
+    for c in range(n_codes):
+        fmap[c] = -1
+    if multiway:
+        return _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45,
+                         mw_c45, min_leaf, min_wleaf, need_real, fmap)
+    classification = crit < SQUARED_ERROR
+    concave = crit == GINI or crit == ENTROPY or crit == MISCLASSIFICATION \
+        or crit == SQUARED_ERROR
+    empty = np.zeros(S)
+    if concave and (not classification or S == 2):
+        order = _order_by(ustats, uw, 0 if not classification else 1)
+        sc, j, _ = scan_order(order, E, ustats, uw, un, empty, mw_c45, 0, False, crit, pimp,
+                              min_leaf, min_wleaf, c45)
+        left_entries = order[:j + 1]
+    elif E <= EXHAUSTIVE_MAX_LEVELS:
+        sc, mask = _subset_exhaustive(ustats, uw, un, crit, pimp, min_leaf, min_wleaf, c45,
+                                      mw_c45)
+        cnt = 0
+        for e in range(E):
+            if (mask >> e) & 1:
+                cnt += 1
+        left_entries = np.empty(cnt, dtype=np.int64)
+        cnt = 0
+        for e in range(E):
+            if (mask >> e) & 1:
+                left_entries[cnt] = e
+                cnt += 1
+    else:
+        sc = -np.inf
+        left_entries = np.zeros(0, dtype=np.int64)
+        for cls in range(S):
+            order = _order_by(ustats, uw, cls)
+            s1, j1, _ = scan_order(order, E, ustats, uw, un, empty, mw_c45, 0, False, crit,
+                                   pimp, min_leaf, min_wleaf, c45)
+            if s1 > sc:
+                sc = s1
+                left_entries = order[:j1 + 1].copy()
+    if sc == -np.inf:
+        return (sc, sc, 0, 0, -2, -1, -1, True)
+    side = np.ones(E, dtype=np.int64)
+    for q in range(left_entries.shape[0]):
+        side[left_entries[q]] = 0
+    mb = -1 if c45 else -2
+    for e in range(E):
+        if ucode[e] >= 0:
+            fmap[ucode[e]] = side[e]
+        else:
+            mb = side[e]
+    if imp_e >= 0:
+        mb = side[imp_e]
+    if mb == -2:
+        # No missing value here: the larger side (rows), scikit-learn's rule.
+        nl = 0
+        nt = 0
+        for e in range(E):
+            nt += un[e]
+            if side[e] == 0:
+                nl += un[e]
+        mb = 0 if nl > nt - nl else 1
+    real = sc
+    if need_real and not c45:
+        for s in range(S):
+            pair[0, s] = 0.0
+            pair[1, s] = 0.0
+        pw[0] = 0.0
+        pw[1] = 0.0
+        for e in range(E):
+            for s in range(S):
+                pair[side[e], s] += ustats[e, s]
+            pw[side[e]] += uw[e]
+        real = real_score(pair, pw, 2, crit, pimp)
+    return (sc, real, KIND_SUBSET, 2, mb, -1, -1, True)
+
+
+@njit
+def _sum_n(un):
+    t = 0
+    for e in range(un.shape[0]):
+        t += un[e]
+    return t
+
+
+@njit
+def _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
+              min_leaf, min_wleaf, need_real, fmap):
+    """One branch per level present (the missing entry, under "learn", joins the best one)."""
+    S = ustats.shape[1]
+    k = E - 1 if learn_missing else E
+    none = (-np.inf, -np.inf, 0, 0, -2, -1, -1, True)
+    if k < 2:
+        return none
+    st = np.empty((k, S))
+    wk = np.empty(k)
+    nk = np.empty(k, dtype=np.int64)
+    best = -np.inf
+    best_mb = -1
+    n_try = k if learn_missing else 1
+    for t in range(n_try):
+        for b in range(k):
+            st[b] = ustats[b]
+            wk[b] = uw[b]
+            nk[b] = un[b]
+        if learn_missing:
+            for s in range(S):
+                st[t, s] += ustats[E - 1, s]
+            wk[t] += uw[E - 1]
+            nk[t] += un[E - 1]
+        big = 0
+        for b in range(k):
+            if nk[b] >= min_leaf and wk[b] >= min_wleaf:
+                big += 1
+        if big < 2:
+            continue
+        if c45:
+            sc = c45_score(st, wk, k, crit, mw_c45)
+        else:
+            sc = proxy_k(st, wk, k, crit, pimp)
+        if sc > best:
+            best = sc
+            best_mb = t
+    if best == -np.inf:
+        return none
+    for b in range(k):
+        fmap[ucode[b]] = b
+    if c45:
+        mb = -1
+    elif learn_missing:
+        mb = best_mb
+    elif imp_e >= 0:
+        mb = imp_e
+    else:
+        mb = 0
+        for b in range(1, k):
+            if un[b] > un[mb]:
+                mb = b
+    real = best
+    if need_real and not c45:
+        for b in range(k):
+            st[b] = ustats[b]
+            wk[b] = uw[b]
+        if learn_missing:
+            for s in range(S):
+                st[best_mb, s] += ustats[E - 1, s]
+            wk[best_mb] += uw[E - 1]
+        real = real_score(st, wk, k, crit, pimp)
+    return (best, real, KIND_MULTIWAY, k, mb, -1, -1, True)
+
+
+@njit
+def cost_score(g, cost, cost_mode, cost_w):
+    """Feature-cost adjusted score of a gain ``g``: Tan & Schlimmer's ``g**2 / cost`` or
+    Nunez's ``(2**g - 1) / (cost + 1)**w``."""
+    if cost_mode == COST_TAN:
+        return g * g / cost
+    return (2.0 ** g - 1.0) / (cost + 1.0) ** cost_w
+
+
+@njit
+def search_node(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_features, rows, rw,
+                ycls, yreg, S, crit, pimp, mode, multiway, min_leaf, min_wleaf, costs, cost_mode,
+                cost_w, fmap, best_map):
+    """Best split of a node.
+
+    Features are visited in scikit-learn's order: its Fisher-Yates draw from ``rng`` over
+    ``perm`` (kept across nodes), where features constant at the node (every value missing, or
+    one value and none missing) are skipped and recorded in ``const_feats``, and the draw stops
+    after ``max_features`` visits (constant ones included, as scikit-learn counts them) unless
+    only constants were seen; ``n_known`` constants are inherited from the parent. So ties
+    between features are broken as scikit-learn breaks them. Returns ``(feature, kind,
+    n_branches, miss_branch, cut_lo, cut_hi, score, n_constants)`` with ``feature == -1`` when
+    no split is valid; a categorical winner's level map is in ``best_map``.
+    """
+    need_real = cost_mode != COST_NONE
+    best = -np.inf
+    bf, bkind, bnb, bmb, blo, bhi = -1, 0, 0, -2, -1, -1
+    n_features = perm.shape[0]
+    f_i = n_features
+    n_visited = 0
+    n_found = 0
+    n_drawn = 0
+    n_total = n_known
+    while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn):
+        n_visited += 1
+        f_j = rand_int(n_drawn, f_i - n_found, rng)
+        if f_j < n_known:
+            perm[n_drawn], perm[f_j] = perm[f_j], perm[n_drawn]
+            n_drawn += 1
+            continue
+        f_j += n_found
+        f = perm[f_j]
+        sc, real, kind, nb, mb, lo, hi, usable = search_feature(
+            codes[f], n_codes[f], is_cat[f], rows, rw, ycls, yreg, S, crit, pimp, mode,
+            multiway, min_leaf, min_wleaf, need_real, fmap)
+        if not usable:
+            perm[f_j], perm[n_total] = perm[n_total], perm[f_j]
+            n_found += 1
+            n_total += 1
+            continue
+        f_i -= 1
+        perm[f_i], perm[f_j] = perm[f_j], perm[f_i]
+        if sc == -np.inf:
+            continue
+        if need_real:
+            sc = cost_score(max(real, 0.0), costs[f], cost_mode, cost_w)
+        if sc > best:
+            best = sc
+            bf, bkind, bnb, bmb, blo, bhi = f, kind, nb, mb, lo, hi
+            if kind != KIND_NUMERIC:
+                for c in range(n_codes[f]):
+                    best_map[c] = fmap[c]
+    for q in range(n_known):
+        perm[q] = const_feats[q]
+    for q in range(n_known, n_total):
+        const_feats[q] = perm[q]
+    return bf, bkind, bnb, bmb, blo, bhi, best, n_total
