@@ -390,3 +390,69 @@ def naive_partition(bins, f, tb):
     """Rows with ``bins[:, f] <= tb`` first, then the others, each group in order."""
     go = bins[:, f] <= tb
     return np.concatenate([np.flatnonzero(go), np.flatnonzero(~go)])
+
+
+# -- tables: fractional routing, subset splits ----------------------------------------------
+
+
+def naive_route(tree, X):
+    """Weighted leaf values of every row, recursively (twin of ``treelearn._tree.route``).
+
+    A missing value (or an unseen level) follows ``missing_branch``; -1 splits the row over all
+    branches in proportion to their training weights.
+    """
+    V = tree.value.shape[2]
+    out = np.zeros((X.shape[0], V))
+
+    def walk(i, node, wt):
+        kids = tree.children(node)
+        if len(kids) == 0:
+            out[i] += wt * tree.value[node, 0]
+            return
+        x = X[i, tree.feature[node]]
+        c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
+        if math.isnan(x):
+            b = tree.missing_branch[node]
+        elif c1 > c0:
+            code = int(x)
+            b = tree.cat_branch[c0 + code] if 0 <= code < c1 - c0 else -1
+            if b < 0:
+                b = tree.missing_branch[node]
+        else:
+            b = 0 if x <= tree.threshold[node] else 1
+        if b >= 0:
+            walk(i, kids[b], wt)
+            return
+        ws = tree.weighted_n_node_samples[kids]
+        for k, wk in zip(kids, ws, strict=True):
+            walk(i, k, wt * wk / ws.sum())
+
+    for i in range(X.shape[0]):
+        walk(i, 0, 1.0)
+    return out
+
+
+def impurity_decrease(groups, crit, n_classes=None) -> float:
+    """``I(parent) - sum_c W_c / W I(c)`` for children given as (ys, ws) pairs."""
+    ys = [y for g in groups for y in g[0]]
+    ws = [w for g in groups for w in g[1]]
+    W = float(sum(ws))
+    dec = node_impurity(ys, ws, crit, n_classes)
+    for gy, gw in groups:
+        dec -= float(sum(gw)) / W * node_impurity(gy, gw, crit, n_classes)
+    return dec
+
+
+def naive_best_subset(codes, y, w, crit, n_classes=None):
+    """Best impurity decrease over every two-way partition of the levels present (brute
+    force over all subsets; Breiman et al.'s search space for a categorical CART split)."""
+    from itertools import combinations
+
+    present = sorted(set(int(c) for c in codes))
+    best = -math.inf
+    for r in range(1, len(present)):
+        for subset in combinations(present, r):
+            left = np.isin(codes, subset)
+            groups = [(y[left], w[left]), (y[~left], w[~left])]
+            best = max(best, impurity_decrease(groups, crit, n_classes))
+    return best

@@ -49,7 +49,7 @@ def test_invariant_checker_catches_each_break(fitted):
         "does not come after its parent": {"children_left": set_at(inner, 0)},
         "out of range": {"children_right": set_at(inner, 10**6)},
         "split feature is out of range": {"feature": set_at(inner, 99)},
-        "not finite": {"threshold": set_at(inner, np.nan)},
+        "NaN or -inf": {"threshold": set_at(inner, np.nan)},
         "n_node_samples of a node": {"n_node_samples": set_at(0, 10**6)},
         "weighted_n_node_samples of a node": {"weighted_n_node_samples": set_at(0, 1e9)},
         "no samples": {"n_node_samples": set_at(leaf, 0)},

@@ -1,12 +1,20 @@
 """treelearn: decision trees as the classic literature teaches them, on a Numba engine.
 
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
-the :class:`Binner` of the histogram splitter, the flat :class:`Tree`, converters
-:func:`to_sklearn` / :func:`from_sklearn`, and :func:`export_text`.
+the textbook presets :class:`ID3Classifier`, :class:`C45Classifier`, :class:`CARTClassifier`
+and :class:`CARTRegressor`, the :class:`Binner` of the histogram splitter, the flat
+:class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and :func:`export_text`.
 """
 
 from ._binning import Binner
-from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from ._estimators import (
+    C45Classifier,
+    CARTClassifier,
+    CARTRegressor,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ID3Classifier,
+)
 from ._tree import Tree
 from .export import export_text
 from .interop import from_sklearn, to_sklearn
@@ -15,6 +23,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Binner",
+    "C45Classifier",
+    "CARTClassifier",
+    "CARTRegressor",
+    "ID3Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "Tree",

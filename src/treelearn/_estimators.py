@@ -8,6 +8,7 @@ function of its own, instead of one long method mixing them.
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 from dataclasses import dataclass
 from numbers import Integral
@@ -263,7 +264,8 @@ class BaseDecisionTree(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self.splitter != "hist"
-        tags.input_tags.allow_nan = True
+        # The general engine has no random splitter.
+        tags.input_tags.allow_nan = self.splitter != "random"
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
@@ -294,7 +296,7 @@ class BaseDecisionTree(BaseEstimator):
         """
         validate_params(self, self._constraints())
         check_y_missing(y)
-        X, y = self._validate_table(X, y)
+        X, y = self._validate_table(X, y, fitting=True)
         y = check_y_1d(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
@@ -303,12 +305,10 @@ class BaseDecisionTree(BaseEstimator):
         costs = self._check_costs(X.shape[1])
         general = (self.is_categorical_.any() or costs is not None
                    or (not sp.issparse(X) and bool(np.isnan(X).any())))
-        if general and crit == ABSOLUTE_ERROR:
-            raise ValueError('criterion="absolute_error" does not support categorical features, '
-                             'missing values or feature costs yet; use "squared_error".')
         if general and self.splitter == "random":
-            raise ValueError('splitter="random" does not support categorical features, missing '
-                             'values or feature costs; use splitter="best" or "hist".')
+            raise ValueError('splitter="random" does not support missing values (NaN), '
+                             'categorical features or feature costs; use splitter="best" or '
+                             '"hist".')
         binner = self._fit_binner(X, w, settings.seed) if self.splitter == "hist" else None
         if general:
             tree = _fit_general(self, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
@@ -349,25 +349,33 @@ class BaseDecisionTree(BaseEstimator):
         self.binner_ = binner
         return binner
 
-    def _validate_table(self, X, y=None):
-        """Validate X at fit (with y) or predict (y None): categorical columns become level
-        codes (learned at fit), numeric ones float32, missing values NaN."""
-        fitting = y is not None
+    def _validate_table(self, X, y=None, fitting: bool = False):
+        """Validate X (and y when ``fitting``): categorical columns become level codes
+        (learned at fit), numeric ones float32, missing values NaN."""
         is_df = hasattr(X, "columns") and hasattr(X, "iloc")
         if fitting:
-            shape = np.shape(X) if not sp.issparse(X) else X.shape
-            if len(shape) != 2:
-                return check_X(self, X, reset=True, y=y)  # scikit-learn's error for 1-D X
-            names = [str(c) for c in X.columns] if is_df else None
-            mask = categorical_mask(self.categorical_features, X, shape[1], names)
-            if mask.any() and sp.issparse(X):
-                raise TypeError("categorical features need dense X (an array or DataFrame).")
+            spec = self.categorical_features
+            mask = None
+            if spec is not None and not (isinstance(spec, str) and spec == "auto"
+                                         and not is_df):
+                if sp.issparse(X):
+                    raise TypeError("categorical_features needs dense X (an array or "
+                                    'DataFrame); use categorical_features=None for sparse X.')
+                if not is_df and not hasattr(X, "dtype"):
+                    X = np.asarray(X, dtype=object)
+                if len(X.shape) == 2:
+                    names = [str(c) for c in X.columns] if is_df else None
+                    mask = categorical_mask(spec, X, X.shape[1], names)
+            if mask is None or not mask.any():
+                X, y = check_X(self, X, reset=True, y=y)
+                self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
+                self.categories_ = [None] * X.shape[1]
+                return X, y
             self.is_categorical_ = mask
-            self.categories_ = learn_levels(X, mask) if mask.any() else [None] * shape[1]
-        mask = self.is_categorical_
-        if not mask.any():
-            return check_X(self, X, reset=fitting, y=y) if fitting else \
-                check_X(self, X, reset=False)
+            self.categories_ = learn_levels(X, mask)
+        mask = getattr(self, "is_categorical_", None)  # absent on models from from_sklearn
+        if mask is None or not mask.any():
+            return check_X(self, X, reset=False)
         if sp.issparse(X):
             raise TypeError("categorical features need dense X (an array or DataFrame).")
         if fitting:
@@ -375,13 +383,17 @@ class BaseDecisionTree(BaseEstimator):
             self.n_features_in_ = mask.shape[0]
         else:
             _check_feature_names(self, X, reset=False)
-            n = np.shape(X)[1] if len(np.shape(X)) == 2 else -1
+            if not is_df:
+                X = np.asarray(X, dtype=object)
+            n = X.shape[1] if len(X.shape) == 2 else -1
             if n != self.n_features_in_:
                 raise ValueError(f"X has {n} features, but {type(self).__name__} is expecting "
                                  f"{self.n_features_in_} features as input.")
         names = [str(c) for c in X.columns] if is_df else None
         X_obj = X if is_df else np.asarray(X, dtype=object)
         enc = encode_table(X_obj, mask, self.categories_, names)
+        if enc.shape[0] == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
         if np.isinf(enc).any():
             raise ValueError("Input X contains infinity.")
         if not fitting:
@@ -523,6 +535,34 @@ _DOC_PARAMS = """
         skip learning the edges; an unfitted one is fitted on X (its settings, e.g.
         ``subsample``, apply). None: a new ``Binner(max_bins)``. The binner used is kept as
         ``binner_``.
+    categorical_features : "auto", list of int or str, boolean mask, or None, default="auto"
+        Columns holding categories. "auto": a DataFrame's category, object, string and bool
+        columns (none for arrays). Levels are learned at fit (``categories_``); missing values
+        (None, NaN, ``pd.NA``) are allowed. A level not seen at fit is treated as a missing
+        value at prediction time (routed by ``missing``), never an error.
+    categorical_split : {"binary", "multiway"}, default="binary"
+        "binary" (CART): the best subset of levels goes left (exact by Breiman's ordering for
+        two classes and regression with the concave criteria; all subsets up to 10 levels
+        otherwise, else the best cut over one ordering per class). "multiway" (ID3/C4.5): one
+        branch per level present at the node; a level absent at the node is routed like a
+        missing value. ``min_samples_leaf`` then asks at least two branches to be that large.
+    missing : {"learn", "c45", "impute"}, default="learn"
+        Missing values in X. "learn": each split learns the side for missing values
+        (scikit-learn's rule; nodes that saw none send them to the child with more samples).
+        "c45": C4.5's fractional cases (gain on the known values times their weight share; a
+        case with an unknown value goes down every branch with that branch's share of the
+        weight, at fit and at prediction). "impute": the node's median (numeric) or most
+        frequent level (categorical) of the split feature. Without missing values at fit the
+        tree is the same for every choice; only the routing of later missing values differs.
+    feature_costs : sequence or dict, default=None
+        A positive cost per feature (or {index or name: cost}, others cost 1). Features are then
+        chosen by ``cost_function`` applied to the split's gain (impurity decrease; in bits
+        with entropy; gain ratio and chi-square use their own score).
+    cost_function : {"tan", "nunez"}, default="tan"
+        "tan": ``gain**2 / cost`` (Tan & Schlimmer 1990); "nunez": ``(2**gain - 1) /
+        (cost + 1)**cost_weight`` (Nunez 1991).
+    cost_weight : float, default=1.0
+        Nunez's exponent ``w`` (0 ignores the costs).
 
     Notes
     -----
@@ -532,6 +572,12 @@ _DOC_PARAMS = """
     ``random_state`` (its ``rand_r`` generator), the first best feature wins, and within a
     feature the smallest threshold. For regression targets that are not integers, splits that
     tie in exact arithmetic are decided by rounding, which can differ between the libraries.
+
+    Trees with categorical features, missing values at fit or feature costs grow in the
+    general engine (:mod:`treelearn._grow_general`; with both splitters, same stopping rules,
+    same feature draw). On data with missing values, ``missing="learn"`` grows scikit-learn's
+    tree. ``criterion="absolute_error"`` and ``splitter="random"`` are not available there
+    (a ValueError says so). Sparse X may not hold NaN.
 """
 
 
@@ -546,6 +592,11 @@ default="gini"
     """ + _DOC_PARAMS + """
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into the sample weights.
+    misclassification_cost : array-like of shape (n_classes, n_classes), default=None
+        ``C[i, j]``: cost of predicting class ``j`` (order of ``classes_``) for a case of class
+        ``i``. ``predict`` returns the class of least expected cost
+        ``sum_i p(i | leaf) C[i, j]``. Splits do not use it; to make them cost-sensitive,
+        weight the classes (``class_weight``), Breiman et al.'s altered priors.
 
     Attributes
     ----------
@@ -563,6 +614,10 @@ default="gini"
         Normalised impurity decrease per feature.
     max_features_ : int
         Resolved number of features examined per node.
+    is_categorical_ : ndarray of bool, shape (n_features_in_,)
+        Which features were treated as categorical.
+    categories_ : list
+        Levels of each categorical feature (codes are positions in it); None for numeric ones.
     """
 
     _criteria = CLASSIFICATION_CRITERIA
@@ -572,7 +627,8 @@ default="gini"
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  class_weight=None, ccp_alpha=0.0, max_bins=255, binner=None,
                  categorical_features="auto", categorical_split="binary", missing="learn",
-                 feature_costs=None, cost_function="tan", cost_weight=1.0, misclassification_cost=None):
+                 feature_costs=None, cost_function="tan", cost_weight=1.0,
+                 misclassification_cost=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -680,6 +736,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Normalised impurity decrease per feature.
     max_features_ : int
         Resolved number of features examined per node.
+    is_categorical_ : ndarray of bool, shape (n_features_in_,)
+        Which features were treated as categorical.
+    categories_ : list
+        Levels of each categorical feature (codes are positions in it); None for numeric ones.
     """
 
     _criteria = REGRESSION_CRITERIA
@@ -730,3 +790,76 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         X = self._validate_X_predict(X)
         return self.tree_.predict(X)[:, 0, 0]
 
+
+
+def _preset_init(base: type, defaults: dict):
+    """An ``__init__`` for a preset: ``base``'s parameters with other defaults. The signature
+    is ``base``'s (scikit-learn reads parameters from it), so clone and get_params work."""
+    sig = inspect.signature(base.__init__)
+    names = [p for p in sig.parameters if p != "self"]
+    params = [p.replace(default=defaults.get(p.name, p.default)) if p.name != "self" else p
+              for p in sig.parameters.values()]
+    base_defaults = {p.name: p.default for p in params if p.name != "self"}
+
+    def __init__(self, **kwargs):
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments "
+                            f"{unknown}.")
+        base.__init__(self, **{**base_defaults, **kwargs})
+
+    __init__.__signature__ = sig.replace(parameters=params)
+    return __init__
+
+
+class ID3Classifier(DecisionTreeClassifier):
+    """ID3 (Quinlan 1986): information gain, one branch per level of a categorical feature.
+
+    A :class:`DecisionTreeClassifier` with ``criterion="entropy"`` (information gain in bits),
+    ``categorical_split="multiway"`` and ``categorical_features="auto"``; grown until leaves
+    are pure, not pruned. Numeric features get binary threshold splits (ID3 itself had none).
+    Every parameter of :class:`DecisionTreeClassifier` can be set.
+    """
+
+    __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "entropy",
+                                                     "categorical_split": "multiway"})
+
+
+class C45Classifier(DecisionTreeClassifier):
+    """C4.5 (Quinlan 1993): gain ratio, multiway categorical splits, fractional missing values.
+
+    A :class:`DecisionTreeClassifier` with ``criterion="gain_ratio"``,
+    ``categorical_split="multiway"``, binary thresholds on numeric features, ``missing="c45"``
+    (gain on known values scaled by their share; a case with an unknown value goes down every
+    branch with a fraction of its weight) and ``min_samples_leaf=2`` (C4.5's minimum of two
+    cases: binary splits need two per branch, multiway splits two in at least two branches).
+    Not pruned yet (pessimistic pruning comes with the pruning module).
+    """
+
+    __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gain_ratio",
+                                                     "categorical_split": "multiway",
+                                                     "missing": "c45", "min_samples_leaf": 2})
+
+
+class CARTClassifier(DecisionTreeClassifier):
+    """CART classification trees (Breiman et al. 1984): gini, binary splits.
+
+    A :class:`DecisionTreeClassifier` with ``criterion="gini"`` and binary splits everywhere:
+    categorical features split into the best subset of levels (Breiman's ordering), missing
+    values take a learned direction. Not pruned yet (cross-validated cost-complexity pruning
+    comes with the pruning module; ``ccp_alpha`` works).
+    """
+
+    __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gini",
+                                                     "categorical_split": "binary"})
+
+
+class CARTRegressor(DecisionTreeRegressor):
+    """CART regression trees (Breiman et al. 1984): squared error, binary splits.
+
+    A :class:`DecisionTreeRegressor` with ``criterion="squared_error"`` and binary splits
+    (categorical levels ordered by their mean target, which finds the best subset exactly).
+    """
+
+    __init__ = _preset_init(DecisionTreeRegressor, {"criterion": "squared_error",
+                                                    "categorical_split": "binary"})

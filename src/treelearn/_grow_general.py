@@ -20,16 +20,18 @@ Growth order and stopping rules are those of the numeric engines: depth-first in
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._binning import Binner
+from ._builder import heap_pop, heap_push
 from ._config import EPSILON, X_DTYPE
-from ._criteria import SQUARED_ERROR, node_impurity
+from ._criteria import ABSOLUTE_ERROR, SQUARED_ERROR, node_impurity
+from ._split_exact import weighted_median
 from ._split_general import (
     KIND_NUMERIC,
+    abs_cost,
     node_summary,
     search_node,
 )
@@ -175,13 +177,20 @@ class GeneralGrower:
         self.table = _Table(prm.n_values)
 
     # -- one node ----------------------------------------------------------------------------
+    def _impurity(self, rows, rw, stats, weight) -> float:
+        if self.prm.crit == ABSOLUTE_ERROR:
+            return float(abs_cost(self.yreg[rows], rw)) / weight
+        return float(node_impurity(stats, weight, self.prm.crit))
+
     def _summarize(self, node: _Node) -> None:
         prm = self.prm
         node.stats, node.weight = node_summary(node.rows, node.rw, self.ycls, self.yreg,
                                                prm.n_stats, prm.crit)
-        node.impurity = float(node_impurity(node.stats, node.weight, prm.crit))
+        node.impurity = self._impurity(node.rows, node.rw, node.stats, node.weight)
 
     def _value(self, node: _Node) -> np.ndarray:
+        if self.prm.crit == ABSOLUTE_ERROR:
+            return np.array([weighted_median(self.yreg[node.rows], node.rw)])
         if self.prm.crit >= SQUARED_ERROR:
             return np.array([node.stats[0] / node.weight])
         return node.stats / node.weight
@@ -233,9 +242,9 @@ class GeneralGrower:
         kids = []
         for r, rw in children:
             stats, wc = node_summary(r, rw, self.ycls, self.yreg, prm.n_stats, prm.crit)
-            kids.append((stats, wc))
-        for stats, wc in reversed(kids):
-            dec -= (wc / node.weight) * node_impurity(stats, wc, prm.crit)
+            kids.append(((wc / node.weight), self._impurity(r, rw, stats, wc)))
+        for share, imp in reversed(kids):
+            dec -= share * imp
         improvement = (node.weight / self.total_weight) * dec
         if improvement + EPSILON < prm.min_impurity_decrease:
             return
@@ -287,30 +296,42 @@ class GeneralGrower:
             stack.extend(reversed(kids))
 
     def _best_first(self, root: _Node) -> None:
+        # scikit-learn's best-first builder: libstdc++'s heap on the improvement (so nodes with
+        # equal improvements come out in its order) and no inherited constant features.
         self._summarize(root)
         self._search(root)
-        heap: list = []
-        counter = 0
+        heap = np.empty(16, dtype=np.int64)
+        keys = np.full(16, -np.inf)
+        waiting: dict[int, _Node] = {}
+        hsize = 0
 
         def push(node: _Node, i: int) -> None:
-            nonlocal counter
-            if node.split is not None:
-                heapq.heappush(heap, (-node.improvement, counter, i, node))
-                counter += 1
+            nonlocal heap, keys, hsize
+            if node.split is None:
+                return
+            if i >= keys.shape[0] or hsize >= heap.shape[0]:
+                size = 2 * max(i + 1, hsize + 1)
+                keys = np.concatenate([keys, np.full(size - keys.shape[0], -np.inf)])
+                heap = np.concatenate([heap, np.empty(size - heap.shape[0], dtype=np.int64)])
+            keys[i] = node.improvement
+            waiting[i] = node
+            hsize = heap_push(heap, hsize, keys, i)
 
         push(root, self._emit(root))
         leaves = 1
         limit = self.prm.max_leaf_nodes
-        while heap:
-            _, _, i, node = heapq.heappop(heap)
+        while hsize > 0:
+            i, hsize = heap_pop(heap, hsize, keys)
+            node = waiting.pop(int(i))
             nb = node.split[2]
             if leaves + nb - 1 > limit:
                 continue
             leaves += nb - 1
-            self._set_split(i, node)
-            kids = self._child_nodes(node, i)
+            self._set_split(int(i), node)
+            kids = self._child_nodes(node, int(i))
             node.children = None
             for kid in kids:
+                kid.n_constants = 0
                 self._summarize(kid)
                 self._search(kid)
             for kid in kids:

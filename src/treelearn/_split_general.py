@@ -31,9 +31,11 @@ Missing values, by mode:
     that scores best). Without missing values at the node, they follow the branch with more
     rows at prediction time (scikit-learn's rule).
 ``c45`` (1)
-    the split is chosen on the rows with a known value; its score is multiplied by their share
-    ``F`` of the node's weight, and gain ratio's split information counts the unknowns as one
-    more subset (Quinlan 1993, ch. 3). The grower sends missing rows down every branch.
+    the split is chosen on the rows with a known value (``min_samples_leaf`` is compared
+    with their weights, C4.5's fractional case counts, as well as their number); its score is
+    multiplied by their share ``F`` of the node's weight, and gain ratio's split information
+    counts the unknowns as one more subset (Quinlan 1993, ch. 3). The grower sends missing
+    rows down every branch.
 ``impute`` (2)
     missing values take the node's weighted median code (numeric) or most frequent level
     (categorical) for this feature; they follow that code's branch at prediction time.
@@ -54,6 +56,7 @@ import numpy as np
 from ._builder import rand_int
 from ._config import njit
 from ._criteria import (
+    ABSOLUTE_ERROR,
     CHI2,
     ENTROPY,
     GAIN_RATIO,
@@ -64,6 +67,7 @@ from ._criteria import (
     node_impurity,
     split_proxy,
 )
+from ._split_exact import prefix_abs_cost, weighted_median
 
 MISSING_LEARN, MISSING_C45, MISSING_IMPUTE = 0, 1, 2
 COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
@@ -334,6 +338,8 @@ def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pi
                 break
             wr = wtot + (mw if learn_missing else 0.0) - wl
             nr = ntot + (mn if learn_missing else 0) - nl
+            if c45 and (wl < min_leaf or wr < min_leaf):
+                continue
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
             if wl <= 0.0 or wr <= 0.0:
@@ -426,6 +432,8 @@ def _subset_exhaustive(e_stats, e_w, e_n, crit, pimp, min_leaf, min_wleaf, c45, 
             else:
                 nr += e_n[e]
         if nl < min_leaf or nr < min_leaf or pw[0] < min_wleaf or pw[1] < min_wleaf:
+            continue
+        if c45 and (pw[0] < min_leaf or pw[1] < min_leaf):
             continue
         if pw[0] <= 0.0 or pw[1] <= 0.0:
             continue
@@ -619,7 +627,7 @@ def _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45, m
             nk[t] += un[E - 1]
         big = 0
         for b in range(k):
-            if nk[b] >= min_leaf and wk[b] >= min_wleaf:
+            if nk[b] >= min_leaf and wk[b] >= min_wleaf and (not c45 or wk[b] >= min_leaf):
                 big += 1
         if big < 2:
             continue
@@ -700,9 +708,14 @@ def search_node(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_fea
             continue
         f_j += n_found
         f = perm[f_j]
-        sc, real, kind, nb, mb, lo, hi, usable = search_feature(
-            codes[f], n_codes[f], is_cat[f], rows, rw, ycls, yreg, S, crit, pimp, mode,
-            multiway, min_leaf, min_wleaf, need_real, fmap)
+        if crit == ABSOLUTE_ERROR:
+            sc, real, kind, nb, mb, lo, hi, usable = search_feature_abs(
+                codes[f], n_codes[f], is_cat[f], rows, rw, yreg, pimp, mode, multiway,
+                min_leaf, min_wleaf, need_real, fmap)
+        else:
+            sc, real, kind, nb, mb, lo, hi, usable = search_feature(
+                codes[f], n_codes[f], is_cat[f], rows, rw, ycls, yreg, S, crit, pimp, mode,
+                multiway, min_leaf, min_wleaf, need_real, fmap)
         if not usable:
             perm[f_j], perm[n_total] = perm[n_total], perm[f_j]
             n_found += 1
@@ -725,3 +738,273 @@ def search_node(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_fea
     for q in range(n_known, n_total):
         const_feats[q] = perm[q]
     return bf, bkind, bnb, bmb, blo, bhi, best, n_total
+
+
+# -- absolute error: costs need the rows themselves, not summary statistics ----------------------
+
+
+@njit
+def abs_cost(ys, ws):
+    """``min_m sum w |y - m|`` of the given rows."""
+    out = np.empty(ys.shape[0] + 1)
+    prefix_abs_cost(ys, ws, out)
+    return out[ys.shape[0]]
+
+
+@njit
+def _concat(a, b):
+    out = np.empty(a.shape[0] + b.shape[0])
+    out[:a.shape[0]] = a
+    out[a.shape[0]:] = b
+    return out
+
+
+@njit
+def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode, multiway,
+                       min_leaf, min_wleaf, need_real, fmap):
+    """:func:`search_feature` for ``absolute_error``: children are scored by their minimal
+    absolute deviation, computed from the rows (prefix costs over the rows taken in cut
+    order, :func:`treelearn._split_exact.prefix_abs_cost`). Categorical levels are ordered
+    by their weighted median (a heuristic: Breiman's ordering theorem is for squared error)."""
+    m = rows.shape[0]
+    c = np.empty(m, dtype=np.int64)
+    ys = np.empty(m)
+    ws = np.empty(m)
+    for i in range(m):
+        c[i] = codes_f[rows[i]]
+        ys[i] = yreg[rows[i]]
+        ws[i] = rw[i]
+    none = (-np.inf, -np.inf, 0, 0, -2, -1, -1, False)
+    n_miss = 0
+    for i in range(m):
+        if c[i] < 0:
+            n_miss += 1
+    if n_miss == m:
+        return none
+    imp_code = -1
+    if mode == MISSING_IMPUTE and n_miss > 0:
+        kw = np.zeros(n_codes)
+        for i in range(m):
+            if c[i] >= 0:
+                kw[c[i]] += ws[i]
+        if categorical:
+            imp_code = int(np.argmax(kw))
+        else:
+            half = 0.5 * kw.sum()
+            acc = 0.0
+            for code in range(n_codes):
+                acc += kw[code]
+                if acc >= half and kw[code] > 0.0:
+                    imp_code = code
+                    break
+        for i in range(m):
+            if c[i] < 0:
+                c[i] = imp_code
+        n_miss = 0
+    c45 = mode == MISSING_C45
+    learn_missing = mode == MISSING_LEARN and n_miss > 0
+    miss = np.flatnonzero(c < 0)
+    my = ys[miss]
+    mw_arr = ws[miss]
+    mw = mw_arr.sum()
+    known = np.flatnonzero(c >= 0)
+    kc = c[known]
+    ucode = np.unique(kc)
+    u = ucode.shape[0]
+    if u == 1 and not learn_missing:
+        return none
+    W = ws.sum()
+    # Entries: the codes present (ascending), plus the missing rows as one entry for
+    # categorical features under "learn".
+    extra = 1 if (categorical and learn_missing) else 0
+    E = u + extra
+    entry_of = np.searchsorted(ucode, kc)
+    by_entry = known[np.argsort(entry_of, kind="mergesort")]
+    e_rows = [miss[:0]]
+    e_rows.pop()
+    start = 0
+    counts = np.bincount(entry_of, minlength=u)
+    for e in range(u):
+        e_rows.append(by_entry[start:start + counts[e]])
+        start += counts[e]
+    if extra:
+        e_rows.append(miss)
+    if multiway and categorical:
+        return _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pimp,
+                             min_leaf, min_wleaf, need_real, fmap, n_codes)
+    order = np.arange(E)
+    if categorical:
+        med = np.empty(E)
+        for e in range(E):
+            med[e] = weighted_median(ys[e_rows[e]], ws[e_rows[e]])
+        order = np.argsort(med, kind="mergesort")
+    K = 0
+    for q in range(E):
+        K += e_rows[q].shape[0]
+    seq = np.empty(K, dtype=np.int64)
+    pos = 0
+    for q in range(E):
+        r = e_rows[order[q]]
+        seq[pos:pos + r.shape[0]] = r
+        pos += r.shape[0]
+    sy = ys[seq]
+    sw = ws[seq]
+    sizes = np.empty(E, dtype=np.int64)
+    wsz = np.empty(E)
+    for q in range(E):
+        sizes[q] = e_rows[order[q]].shape[0]
+        wsz[q] = ws[e_rows[order[q]]].sum()
+    num_learn = learn_missing and not categorical
+    pl = np.empty(K + 1)
+    prefix_abs_cost(sy, sw, pl)
+    rev_y = sy[::-1].copy()
+    rev_w = sw[::-1].copy()
+    pr = np.empty(K + 1)
+    prefix_abs_cost(rev_y, rev_w, pr)
+    if num_learn:
+        pr_m = np.empty(K + n_miss + 1)
+        prefix_abs_cost(_concat(my, rev_y), _concat(mw_arr, rev_w), pr_m)
+        pl_m = np.empty(K + n_miss + 1)
+        prefix_abs_cost(_concat(my, sy), _concat(mw_arr, sw), pl_m)
+    wk = sw.sum()
+    kimp = pl[K] / wk
+    best = -np.inf
+    best_j = -1
+    best_ml = False
+    n_pass = 2 if num_learn else 1
+    for p in range(n_pass):
+        ml = p == 1
+        pos = 0
+        wpos = 0.0
+        last = E if (num_learn and not ml) else E - 1
+        for j in range(last):
+            pos += sizes[j]
+            wpos += wsz[j]
+            nl = pos + (n_miss if (num_learn and ml) else 0)
+            nr = K - pos + (n_miss if (num_learn and not ml) else 0)
+            wl = wpos + (mw if (num_learn and ml) else 0.0)
+            wr = wk - wpos + (mw if (num_learn and not ml) else 0.0)
+            if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+                continue
+            if nl == 0 or nr == 0 or (c45 and (wl < min_leaf or wr < min_leaf)):
+                continue
+            if num_learn and ml:
+                cl = pl_m[n_miss + pos]
+                cr = pr[K - pos]
+            elif num_learn:
+                cl = pl[pos]
+                cr = pr_m[n_miss + K - pos]
+            else:
+                cl = pl[pos]
+                cr = pr[K - pos]
+            if c45:
+                sc = (wk / (wk + mw)) * (kimp - (cl + cr) / wk)
+            else:
+                sc = -(cl + cr)
+            if sc > best:
+                best = sc
+                best_j = j
+                best_ml = ml
+    if best == -np.inf:
+        return (best, best, 0, 0, -2, -1, -1, True)
+    cut = 0
+    for q in range(best_j + 1):
+        cut += sizes[q]
+    real = best if c45 else pimp + best / W
+    side = np.ones(E, dtype=np.int64)
+    for q in range(best_j + 1):
+        side[order[q]] = 0
+    if not categorical:
+        if c45:
+            mb = -1
+        elif num_learn:
+            mb = 0 if best_ml else 1
+        elif imp_code >= 0:
+            mb = 0 if imp_code <= ucode[best_j] else 1
+        else:
+            mb = 0 if cut > K - cut else 1
+        hi = ucode[best_j + 1] if best_j + 1 < u else -1
+        return (best, real, KIND_NUMERIC, 2, mb, ucode[best_j], hi, True)
+    for code in range(n_codes):
+        fmap[code] = -1
+    for e in range(u):
+        fmap[ucode[e]] = side[e]
+    if c45:
+        mb = -1
+    elif extra:
+        mb = side[E - 1]
+    elif imp_code >= 0:
+        mb = fmap[imp_code]
+    else:
+        mb = 0 if cut > K - cut else 1
+    return (best, real, KIND_SUBSET, 2, mb, -1, -1, True)
+
+
+@njit
+def _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pimp, min_leaf,
+                  min_wleaf, need_real, fmap, n_codes):
+    k = len(e_rows) - 1 if learn_missing else len(e_rows)
+    none = (-np.inf, -np.inf, 0, 0, -2, -1, -1, True)
+    if k < 2:
+        return none
+    cost = np.empty(k)
+    wk = np.empty(k)
+    nk = np.empty(k, dtype=np.int64)
+    for b in range(k):
+        r = e_rows[b]
+        cost[b] = abs_cost(ys[r], ws[r])
+        wk[b] = ws[r].sum()
+        nk[b] = r.shape[0]
+    wknown = wk.sum()
+    best = -np.inf
+    best_t = -1
+    n_try = k if learn_missing else 1
+    for t in range(n_try):
+        total = 0.0
+        big = 0
+        for b in range(k):
+            cb = cost[b]
+            wb = wk[b]
+            nb = nk[b]
+            if learn_missing and b == t:
+                r = np.concatenate((e_rows[b], e_rows[k]))
+                cb = abs_cost(ys[r], ws[r])
+                wb += ws[e_rows[k]].sum()
+                nb += e_rows[k].shape[0]
+            total += cb
+            if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf):
+                big += 1
+        if big < 2:
+            continue
+        if c45:
+            nall = 0
+            for b in range(k):
+                nall += e_rows[b].shape[0]
+            allk = np.empty(nall, dtype=np.int64)
+            q = 0
+            for b in range(k):
+                allk[q:q + e_rows[b].shape[0]] = e_rows[b]
+                q += e_rows[b].shape[0]
+            kimp = abs_cost(ys[allk], ws[allk]) / wknown
+            sc = (wknown / (wknown + mw)) * (kimp - total / wknown)
+        else:
+            sc = -total
+        if sc > best:
+            best = sc
+            best_t = t
+    if best == -np.inf:
+        return none
+    for code in range(n_codes):
+        fmap[code] = -1
+    for b in range(k):
+        fmap[ucode[b]] = b
+    if c45:
+        mb = -1
+    elif learn_missing:
+        mb = best_t
+    elif imp_code >= 0:
+        mb = fmap[imp_code]
+    else:
+        mb = int(np.argmax(nk))
+    real = best if c45 else pimp + best / W
+    return (best, real, KIND_MULTIWAY, k, mb, -1, -1, True)

@@ -47,6 +47,10 @@ def to_sklearn(model: BaseDecisionTree):
     """
     check_is_fitted(model, "tree_")
     t = model.tree_
+    if not t.is_binary:
+        raise ValueError("to_sklearn needs a binary tree on numeric features; this tree has "
+                         "categorical or multiway splits or C4.5 fractional missing-value "
+                         "routing, which scikit-learn's trees cannot hold.")
     params = {p: getattr(model, p) for p in _SHARED_PARAMS}
     criterion = _TO_SK_CRITERION.get(model.criterion, model.criterion)
     if isinstance(model, DecisionTreeClassifier):
@@ -62,6 +66,7 @@ def to_sklearn(model: BaseDecisionTree):
     nodes["impurity"] = t.impurity
     nodes["n_node_samples"] = t.n_node_samples
     nodes["weighted_n_node_samples"] = t.weighted_n_node_samples
+    nodes["missing_go_to_left"] = t.missing_branch == 0
     sk = SkTree(t.n_features, np.asarray(t.n_classes, dtype=np.intp), 1)
     sk.__setstate__({"max_depth": t.max_depth, "node_count": t.node_count, "nodes": nodes,
                      "values": np.ascontiguousarray(t.value)})
@@ -108,7 +113,9 @@ def from_sklearn(estimator) -> BaseDecisionTree:
         value = value / sums
     model.tree_ = Tree(sk.n_features, sk.n_classes[:1], sk.children_left, sk.children_right,
                        sk.feature, sk.threshold, sk.impurity, sk.n_node_samples,
-                       sk.weighted_n_node_samples, value)
+                       sk.weighted_n_node_samples, value,
+                       missing_branch=np.where(sk.children_left == -1, -2,
+                                               np.where(sk.missing_go_to_left, 0, 1)))
     _copy_fitted_attributes(estimator, model, ("classes_", "n_classes_", "n_features_in_",
                                                "feature_names_in_", "max_features_"))
     model.n_outputs_ = 1

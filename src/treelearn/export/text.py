@@ -60,8 +60,8 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
     is_clf = tree.n_classes[0] > 1 or hasattr(est, "classes_")
     if class_names is None and is_clf:
         class_names = list(getattr(est, "classes_", range(tree.value.shape[2])))
+    levels = getattr(est, "categories_", None)
     lines: list[str] = []
-    left, right = tree.children_left, tree.children_right
     depths = tree.node_depths()
     # Explicit stack of (node, text before the node's line or None for the node itself).
     stack: list[tuple[int, str | None]] = [(0, None)]
@@ -72,7 +72,7 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             continue
         depth = depths[node]
         indent = "|   " * depth + "|--- "
-        if left[node] == TREE_LEAF:
+        if tree.children_left[node] == TREE_LEAF:
             lines.append(indent + _leaf_text(tree, node, is_clf, class_names, decimals,
                                              show_weights, show_impurity, show_samples))
             continue
@@ -80,13 +80,40 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             sub = int(depths[_descendants(tree, node)].max() - depth)
             lines.append(indent + f"truncated branch of depth {sub}")
             continue
-        name = feature_names[tree.feature[node]]
-        thr = f"{tree.threshold[node]:.{decimals}f}"
-        stack.append((right[node], None))
-        stack.append((-1, indent + f"{name} >  {thr}"))
-        stack.append((left[node], None))
-        stack.append((-1, indent + f"{name} <= {thr}"))
+        conditions = _branch_conditions(tree, node, feature_names[tree.feature[node]],
+                                        levels, decimals)
+        for child, cond in reversed(list(zip(tree.children(node), conditions, strict=True))):
+            stack.append((int(child), None))
+            stack.append((-1, indent + cond))
     return "\n".join(lines) + "\n"
+
+
+def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) -> list[str]:
+    """The condition text of each branch of ``node`` (scikit-learn's "<=" / ">" for numeric
+    splits, level sets for categorical ones), noting where missing values go."""
+    f = tree.feature[node]
+    nb = int(tree.n_branches[node])
+    c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
+    if c1 > c0:
+        names = (list(levels[f]) if levels is not None and levels[f] is not None
+                 else [f"level {c}" for c in range(c1 - c0)])
+        cmap = tree.cat_branch[c0:c1]
+        out = []
+        for b in range(nb):
+            members = [str(names[c]) for c in np.flatnonzero(cmap == b)]
+            if len(members) == 1:
+                out.append(f"{name} =  {members[0]}")
+            else:
+                out.append(f"{name} in {{{', '.join(members)}}}")
+    else:
+        thr = f"{tree.threshold[node]:.{decimals}f}"
+        out = [f"{name} <= {thr}", f"{name} >  {thr}"]
+    # Numeric nodes keep scikit-learn's two lines; where categorical values that are missing
+    # (or unseen) go is part of reading the split, so it is shown.
+    mb = tree.missing_branch[node]
+    if c1 > c0 and 0 <= mb < nb:
+        out[mb] += " or missing"
+    return out
 
 
 def _descendants(tree: Tree, node: int) -> np.ndarray:
