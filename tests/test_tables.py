@@ -705,3 +705,15 @@ def test_summarize_equals_numpy(seed, n, n_codes):
         np.testing.assert_allclose(ustats[j], np.bincount(ycls[rows][sel], rw[sel], 2))
     assert mn == (~known).sum() and mw == pytest.approx(rw[~known].sum())
     np.testing.assert_allclose(mstats, np.bincount(ycls[rows][~known], rw[~known], 2))
+
+
+def test_multiway_model_pickles_and_prints():
+    import pickle
+
+    est, X, _ = _multiway_model()
+    again = pickle.loads(pickle.dumps(est))
+    assert again.tree_ == est.tree_
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+    text = tl.export_text(est, max_depth=2)
+    assert "a =  " in text or "c =  " in text
+    assert "truncated branch" in text

@@ -4,6 +4,11 @@ Dense X (float32) is presorted per feature (NumPy's sort releases the GIL, so th
 sorted on a small thread pool without any compiled kernel); sparse X stays CSR (float32 data,
 int32 column indices, int64 row pointers, sorted indices) with a buffer of sample ids.
 The result is the ``(dense, sparse, samples)`` triple read by :func:`treelearn._builder.build`.
+
+Tables (second half of the module): which columns are categorical (``categorical_features``:
+"auto", indices, names or a mask), their levels (learned at fit: a pandas categorical's own
+order, else sorted), and the float32 matrix every engine and every prediction reads, with
+categorical columns as level codes and NaN for missing values and for levels unseen at fit.
 """
 
 from __future__ import annotations

@@ -92,6 +92,7 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
         dstats = np.zeros((n_codes, S))
         dw = np.zeros(n_codes)
         dn = np.zeros(n_codes, dtype=np.int64)
+        is_reg = crit >= SQUARED_ERROR
         for i in range(m):
             r = rows[i]
             c = codes_f[r]
@@ -101,7 +102,13 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
                 mw += wt
                 mn += 1
             else:
-                _add(dstats[c], r, wt, ycls, yreg, crit)
+                # written out: a row view per sample costs more than the sums
+                if is_reg:
+                    y = yreg[r]
+                    dstats[c, 0] += wt * y
+                    dstats[c, 1] += wt * y * y
+                else:
+                    dstats[c, ycls[r]] += wt
                 dw[c] += wt
                 dn[c] += 1
         u = 0
@@ -116,7 +123,8 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
         for c in range(n_codes):
             if dn[c] > 0:
                 ucode[j] = c
-                ustats[j] = dstats[c]
+                for k in range(S):
+                    ustats[j, k] = dstats[c, k]
                 uw[j] = dw[c]
                 un[j] = dn[c]
                 j += 1
@@ -152,7 +160,12 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
             j += 1
             ucode[j] = c
             prev = c
-        _add(ustats[j], r, wt, ycls, yreg, crit)
+        if crit >= SQUARED_ERROR:
+            y = yreg[r]
+            ustats[j, 0] += wt * y
+            ustats[j, 1] += wt * y * y
+        else:
+            ustats[j, ycls[r]] += wt
         uw[j] += wt
         un[j] += 1
     return ucode, ustats, uw, un, mstats, mw, mn
@@ -306,6 +319,7 @@ def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pi
     """
     S = ustats.shape[1]
     left = np.zeros(S)
+    right = np.empty(S)
     pair = np.empty((2, S))
     pw = np.empty(2)
     total = np.zeros(S)
@@ -317,6 +331,9 @@ def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pi
             total[s] += ustats[c, s]
         wtot += uw[c]
         ntot += un[c]
+    if learn_missing:
+        for s in range(S):
+            total[s] += mstats[s]
     best = -np.inf
     best_j = -1
     best_ml = False
@@ -345,14 +362,38 @@ def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pi
             if wl <= 0.0 or wr <= 0.0:
                 continue
             for s in range(S):
-                pair[0, s] = left[s]
-                pair[1, s] = total[s] + (mstats[s] if learn_missing else 0.0) - left[s]
-            pw[0] = wl
-            pw[1] = wr
+                right[s] = total[s] - left[s]
             if c45:
+                for s in range(S):
+                    pair[0, s] = left[s]
+                    pair[1, s] = right[s]
+                pw[0] = wl
+                pw[1] = wr
                 sc = c45_score(pair, pw, 2, crit, mw)
+            elif crit == GINI:
+                # split_proxy written out (same operations, so the same rounding): a call per
+                # candidate costs more than the formula
+                sq_l = 0.0
+                sq_r = 0.0
+                for s in range(S):
+                    sq_l += left[s] * left[s]
+                    sq_r += right[s] * right[s]
+                sc = -wr * (1.0 - sq_r / (wr * wr)) - wl * (1.0 - sq_l / (wl * wl))
+            elif crit == SQUARED_ERROR:
+                sc = left[0] * left[0] / wl + right[0] * right[0] / wr
+            elif crit == ENTROPY:
+                h_l = 0.0
+                h_r = 0.0
+                for s in range(S):
+                    if left[s] > 0.0:
+                        q = left[s] / wl
+                        h_l -= q * (math.log(q) / LN2)
+                    if right[s] > 0.0:
+                        q = right[s] / wr
+                        h_r -= q * (math.log(q) / LN2)
+                sc = -wr * h_r - wl * h_l
             else:
-                sc = split_proxy(pair[0], pair[1], wl, wr, crit, pimp)
+                sc = split_proxy(left, right, wl, wr, crit, pimp)
             if sc > best:
                 best = sc
                 best_j = j
