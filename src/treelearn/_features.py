@@ -21,6 +21,11 @@ import scipy.sparse as sp
 
 from ._config import X_DTYPE
 
+try:  # optional: vectorised missing-value tests and level lookups for tables
+    import pandas as _pd
+except ImportError:  # pragma: no cover - pandas is a test dependency
+    _pd = None
+
 _SIGN = np.uint32(0x80000000)
 
 
@@ -158,6 +163,8 @@ def _missing_mask(values) -> np.ndarray:
         return np.isnan(arr)
     if arr.dtype.kind in "biuUS":
         return np.zeros(arr.shape[0], dtype=bool)
+    if _pd is not None:
+        return np.asarray(_pd.isna(arr), dtype=bool)
     out = np.empty(arr.shape[0], dtype=bool)
     for i, v in enumerate(arr):
         out[i] = v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"
@@ -181,8 +188,14 @@ def _levels(col, present: np.ndarray) -> np.ndarray:
 
 def _codes(col, levels: np.ndarray, missing: np.ndarray) -> np.ndarray:
     """float32 level codes of a column (NaN: missing or a level not in ``levels``)."""
-    lookup = {v: i for i, v in enumerate(levels.tolist())}
     vals = np.asarray(col, dtype=object)
+    if _pd is not None and levels.shape[0] > 0:
+        # hash lookup in C; -1 for missing values and unseen levels
+        idx = _pd.Index(levels, dtype=object).get_indexer(vals)
+        out = idx.astype(np.float32)
+        out[(idx < 0) | missing] = np.nan
+        return out
+    lookup = {v: i for i, v in enumerate(levels.tolist())}
     out = np.full(vals.shape[0], np.nan, dtype=np.float32)
     for i in np.flatnonzero(~missing):
         code = lookup.get(vals[i])
