@@ -717,3 +717,24 @@ def test_multiway_model_pickles_and_prints():
     text = tl.export_text(est, max_depth=2)
     assert "a =  " in text or "c =  " in text
     assert "truncated branch" in text
+
+
+def test_encoding_without_pandas_matches(monkeypatch):
+    """The pure-Python fallback of the level lookups gives the same codes as pandas'."""
+    import treelearn._features as features
+
+    X = pd.DataFrame({"c": pd.Categorical(["a", None, "b", "a"]), "s": ["x", None, "y", 3],
+                      "n": [1.0, np.nan, 2.0, 3.0]})
+    mask = np.array([True, True, False])
+    levels = features.learn_levels(X, mask)
+    fast = features.encode_table(X, mask, levels)
+    new = X.assign(s=["zzz", "x", None, 3])
+    fast_new = features.encode_table(new, mask, levels)
+    monkeypatch.setattr(features, "_pd", None)
+    obj = X.astype(object).to_numpy()
+    slow_levels = features.learn_levels(obj, mask)
+    assert [list(a) for a in slow_levels[:2]] == [list(a) for a in levels[:2]]
+    np.testing.assert_array_equal(features.encode_table(obj, mask, levels), fast)
+    np.testing.assert_array_equal(features.encode_table(new.astype(object).to_numpy(), mask,
+                                                        levels), fast_new)
+    assert np.isnan(fast_new[0, 1]) and np.isnan(fast_new[2, 1]) and fast_new[1, 1] == 0

@@ -186,15 +186,22 @@ def _levels(col, present: np.ndarray) -> np.ndarray:
     return np.asarray(ordered, dtype=object)
 
 
-def _codes(col, levels: np.ndarray, missing: np.ndarray) -> np.ndarray:
+def _codes(col, levels: np.ndarray) -> np.ndarray:
     """float32 level codes of a column (NaN: missing or a level not in ``levels``)."""
-    vals = np.asarray(col, dtype=object)
     if _pd is not None and levels.shape[0] > 0:
-        # hash lookup in C; -1 for missing values and unseen levels
-        idx = _pd.Index(levels, dtype=object).get_indexer(vals)
+        # hash lookups in C; -1 for missing values and unseen levels (never in ``levels``)
+        index = _pd.Index(levels, dtype=object)
+        if isinstance(getattr(col, "dtype", None), _pd.CategoricalDtype):
+            mapping = index.get_indexer(col.cat.categories.astype(object))
+            codes = col.cat.codes.to_numpy()
+            idx = np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1)
+        else:
+            idx = index.get_indexer(np.asarray(col, dtype=object))
         out = idx.astype(np.float32)
-        out[(idx < 0) | missing] = np.nan
+        out[idx < 0] = np.nan
         return out
+    vals = np.asarray(col, dtype=object)
+    missing = _missing_mask(vals)
     lookup = {v: i for i, v in enumerate(levels.tolist())}
     out = np.full(vals.shape[0], np.nan, dtype=np.float32)
     for i in np.flatnonzero(~missing):
@@ -227,6 +234,12 @@ def learn_levels(X, mask: np.ndarray) -> list:
             out.append(None)
             continue
         col = _column(X, j)
+        if _pd is not None and isinstance(getattr(col, "dtype", None), _pd.CategoricalDtype):
+            # a pandas categorical: the categories that occur, in its own order
+            present = np.unique(col.cat.codes.to_numpy())
+            cats = col.cat.categories
+            out.append(np.asarray([cats[c] for c in present if c >= 0], dtype=object))
+            continue
         out.append(_levels(col, ~_missing_mask(np.asarray(col, dtype=object))))
     return out
 
@@ -241,8 +254,7 @@ def encode_table(X, mask: np.ndarray, levels: list, names=None) -> np.ndarray:
         col = _column(X, j)
         name = repr(names[j]) if names is not None else str(j)
         if mask[j]:
-            obj = np.asarray(col, dtype=object)
-            out[:, j] = _codes(obj, levels[j], _missing_mask(obj))
+            out[:, j] = _codes(col, levels[j])
         else:
             out[:, j] = _numeric(col, name)
     return out
