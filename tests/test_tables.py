@@ -737,4 +737,5 @@ def test_encoding_without_pandas_matches(monkeypatch):
     np.testing.assert_array_equal(features.encode_table(obj, mask, levels), fast)
     np.testing.assert_array_equal(features.encode_table(new.astype(object).to_numpy(), mask,
                                                         levels), fast_new)
-    assert np.isnan(fast_new[0, 1]) and np.isnan(fast_new[2, 1]) and fast_new[1, 1] == 0
+    assert list(levels[1]) == [3, "x", "y"]  # mixed types: by type name, then value
+    assert np.isnan(fast_new[0, 1]) and np.isnan(fast_new[2, 1]) and fast_new[1, 1] == 1
