@@ -221,20 +221,27 @@ class GeneralGrower:
         missing = codes_f < 0
         branch = np.where(missing, -1, branch)
         children = []
-        if mb == MISSING_FRACTIONAL and missing.any():
-            known_w = np.bincount(branch[~missing], weights=node.rw[~missing], minlength=nb)
+        fractional = mb == MISSING_FRACTIONAL and missing.any()
+        if not fractional and mb >= 0:
+            branch = np.where(missing, mb, branch)
+        # Rows grouped by branch with one stable sort (a mask per branch would cost
+        # branches x rows on a multiway split); rows stay in increasing order in each child.
+        sel = np.flatnonzero(branch >= 0)
+        order = sel[np.argsort(branch[sel], kind="stable")]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(branch[sel], minlength=nb))])
+        if fractional:
+            known_w = np.bincount(branch[sel], weights=node.rw[sel], minlength=nb)
             shares = known_w / known_w.sum()
-            for b in range(nb):
-                take = (branch == b) | missing
-                rw = np.where(missing, node.rw * shares[b], node.rw)[take]
+            midx = np.flatnonzero(missing)
+        for b in range(nb):
+            idx = order[bounds[b]:bounds[b + 1]]
+            if fractional:
+                idx = np.sort(np.concatenate([idx, midx]))
+                rw = np.where(missing[idx], node.rw[idx] * shares[b], node.rw[idx])
                 keep = rw > 0.0
-                children.append((node.rows[take][keep], rw[keep]))
-        else:
-            if mb >= 0:
-                branch = np.where(missing, mb, branch)
-            for b in range(nb):
-                take = branch == b
-                children.append((node.rows[take], node.rw[take]))
+                children.append((node.rows[idx][keep], rw[keep]))
+            else:
+                children.append((node.rows[idx], node.rw[idx]))
         if any(r.shape[0] == 0 for r, _ in children):
             return  # cannot happen for a valid split; a guard against an empty child
         # Impurity decrease, scikit-learn's weighted definition, over all children.
