@@ -34,6 +34,7 @@ from ._split_general import (
     abs_cost,
     node_summary,
     search_node,
+    search_node_abs,
 )
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree
 
@@ -203,7 +204,8 @@ class GeneralGrower:
                 or node.weight < 2.0 * prm.min_weight_leaf or node.impurity <= EPSILON):
             return
         c = self.c
-        f, kind, nb, mb, lo, hi, _, node.n_constants = search_node(
+        kernel = search_node_abs if prm.crit == ABSOLUTE_ERROR else search_node
+        f, kind, nb, mb, lo, hi, _, node.n_constants = kernel(
             c.codes, c.n_codes, c.is_cat, self.perm, self.const_feats, node.n_constants,
             self.rng, prm.max_features, node.rows, node.rw, self.ycls, self.yreg, prm.n_stats,
             prm.crit, node.impurity, prm.missing, prm.multiway, prm.min_samples_leaf,

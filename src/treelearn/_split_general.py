@@ -56,7 +56,6 @@ import numpy as np
 from ._builder import rand_int
 from ._config import njit
 from ._criteria import (
-    ABSOLUTE_ERROR,
     CHI2,
     ENTROPY,
     GAIN_RATIO,
@@ -76,6 +75,46 @@ EXHAUSTIVE_MAX_LEVELS = 10
 #: Codes are summarised with a dense table when the feature has at most this many codes per row
 #: of the node; otherwise the node's codes are sorted.
 DENSE_RATIO = 4
+
+
+@njit
+def stable_order(keys):
+    """Indices that sort ``keys`` (float64), ties in index order: a bottom-up merge sort of
+    plain loops (NumPy's mergesort argsort inside a kernel added seconds of compilation)."""
+    n = keys.shape[0]
+    a = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        a[i] = i
+    b = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if keys[a[j]] < keys[a[i]]:
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                b[k] = a[j]
+                j += 1
+                k += 1
+            lo = hi
+        a, b = b, a
+        width *= 2
+    return a
 
 
 @njit
@@ -129,14 +168,14 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
                 un[j] = dn[c]
                 j += 1
         return ucode, ustats, uw, un, mstats, mw, mn
-    node_codes = np.empty(m, dtype=np.int64)
+    node_codes = np.empty(m)
     for i in range(m):
         node_codes[i] = codes_f[rows[i]]
-    order = np.argsort(node_codes, kind="mergesort")
+    order = stable_order(node_codes)
     u = 0
     prev = -2
     for i in range(m):
-        c = node_codes[order[i]]
+        c = int(node_codes[order[i]])
         if c >= 0 and c != prev:
             u += 1
         prev = c
@@ -148,7 +187,7 @@ def summarize(codes_f, n_codes, rows, rw, ycls, yreg, S, crit):
     prev = -2
     for i in range(m):
         k = order[i]
-        c = node_codes[k]
+        c = int(node_codes[k])
         r = rows[k]
         wt = rw[k]
         if c < 0:
@@ -420,12 +459,16 @@ def _with_missing_level(ucode, ustats, uw, un, mstats, mw, mn):
     s2 = np.empty((u + 1, ustats.shape[1]))
     w2 = np.empty(u + 1)
     n2 = np.empty(u + 1, dtype=np.int64)
-    c2[:u] = ucode
-    s2[:u] = ustats
-    w2[:u] = uw
-    n2[:u] = un
+    S = ustats.shape[1]
+    for e in range(u):
+        c2[e] = ucode[e]
+        for k in range(S):
+            s2[e, k] = ustats[e, k]
+        w2[e] = uw[e]
+        n2[e] = un[e]
     c2[u] = -1
-    s2[u] = mstats
+    for k in range(S):
+        s2[u, k] = mstats[k]
     w2[u] = mw
     n2[u] = mn
     return c2, s2, w2, n2
@@ -501,7 +544,7 @@ def _order_by(e_stats, e_w, j):
     keys = np.empty(e_w.shape[0])
     for e in range(e_w.shape[0]):
         keys[e] = e_stats[e, j] / e_w[e]
-    return np.argsort(keys, kind="mergesort")
+    return stable_order(keys)
 
 
 @njit
@@ -603,7 +646,9 @@ def search_feature(codes_f, n_codes, categorical, rows, rw, ycls, yreg, S, crit,
                                    pimp, min_leaf, min_wleaf, c45)
             if s1 > sc:
                 sc = s1
-                left_entries = order[:j1 + 1].copy()
+                left_entries = np.empty(j1 + 1, dtype=np.int64)
+                for q in range(j1 + 1):
+                    left_entries[q] = order[q]
     if sc == -np.inf:
         return (sc, sc, 0, 0, -2, -1, -1, True)
     side = np.ones(E, dtype=np.int64)
@@ -666,7 +711,8 @@ def _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45, m
     n_try = k if learn_missing else 1
     for t in range(n_try):
         for b in range(k):
-            st[b] = ustats[b]
+            for s in range(S):
+                st[b, s] = ustats[b, s]
             wk[b] = uw[b]
             nk[b] = un[b]
         if learn_missing:
@@ -705,7 +751,8 @@ def _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45, m
     real = best
     if need_real and not c45:
         for b in range(k):
-            st[b] = ustats[b]
+            for s in range(S):
+                st[b, s] = ustats[b, s]
             wk[b] = uw[b]
         if learn_missing:
             for s in range(S):
@@ -757,14 +804,9 @@ def search_node(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_fea
             continue
         f_j += n_found
         f = perm[f_j]
-        if crit == ABSOLUTE_ERROR:
-            sc, real, kind, nb, mb, lo, hi, usable = search_feature_abs(
-                codes[f], n_codes[f], is_cat[f], rows, rw, yreg, pimp, mode, multiway,
-                min_leaf, min_wleaf, need_real, fmap)
-        else:
-            sc, real, kind, nb, mb, lo, hi, usable = search_feature(
-                codes[f], n_codes[f], is_cat[f], rows, rw, ycls, yreg, S, crit, pimp, mode,
-                multiway, min_leaf, min_wleaf, need_real, fmap)
+        sc, real, kind, nb, mb, lo, hi, usable = search_feature(
+            codes[f], n_codes[f], is_cat[f], rows, rw, ycls, yreg, S, crit, pimp, mode,
+            multiway, min_leaf, min_wleaf, need_real, fmap)
         if not usable:
             perm[f_j], perm[n_total] = perm[n_total], perm[f_j]
             n_found += 1
@@ -1057,3 +1099,55 @@ def _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pi
         mb = int(np.argmax(nk))
     real = best if c45 else pimp + best / W
     return (best, real, KIND_MULTIWAY, k, mb, -1, -1, True)
+
+
+@njit
+def search_node_abs(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_features, rows, rw,
+                ycls, yreg, S, crit, pimp, mode, multiway, min_leaf, min_wleaf, costs, cost_mode,
+                cost_w, fmap, best_map):
+    """:func:`search_node` for ``absolute_error`` (same draw, same result layout). A kernel of
+    its own, not a branch in :func:`search_node`: Numba compiles every branch, and the
+    absolute-error search would add ~20 s to the first fit of every other criterion."""
+    need_real = cost_mode != COST_NONE
+    best = -np.inf
+    bf, bkind, bnb, bmb, blo, bhi = -1, 0, 0, -2, -1, -1
+    n_features = perm.shape[0]
+    f_i = n_features
+    n_visited = 0
+    n_found = 0
+    n_drawn = 0
+    n_total = n_known
+    while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn):
+        n_visited += 1
+        f_j = rand_int(n_drawn, f_i - n_found, rng)
+        if f_j < n_known:
+            perm[n_drawn], perm[f_j] = perm[f_j], perm[n_drawn]
+            n_drawn += 1
+            continue
+        f_j += n_found
+        f = perm[f_j]
+        sc, real, kind, nb, mb, lo, hi, usable = search_feature_abs(
+            codes[f], n_codes[f], is_cat[f], rows, rw, yreg, pimp, mode, multiway,
+            min_leaf, min_wleaf, need_real, fmap)
+        if not usable:
+            perm[f_j], perm[n_total] = perm[n_total], perm[f_j]
+            n_found += 1
+            n_total += 1
+            continue
+        f_i -= 1
+        perm[f_i], perm[f_j] = perm[f_j], perm[f_i]
+        if sc == -np.inf:
+            continue
+        if need_real:
+            sc = cost_score(max(real, 0.0), costs[f], cost_mode, cost_w)
+        if sc > best:
+            best = sc
+            bf, bkind, bnb, bmb, blo, bhi = f, kind, nb, mb, lo, hi
+            if kind != KIND_NUMERIC:
+                for c in range(n_codes[f]):
+                    best_map[c] = fmap[c]
+    for q in range(n_known):
+        perm[q] = const_feats[q]
+    for q in range(n_known, n_total):
+        const_feats[q] = perm[q]
+    return bf, bkind, bnb, bmb, blo, bhi, best, n_total

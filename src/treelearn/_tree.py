@@ -169,8 +169,9 @@ def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, 
                 cap = 2 * (top + (b1 - b0))
                 snode2 = np.empty(cap, dtype=np.int64)
                 sw2 = np.empty(cap)
-                snode2[:top] = snode[:top]
-                sw2[:top] = sw[:top]
+                for q in range(top):
+                    snode2[q] = snode[q]
+                    sw2[q] = sw[q]
                 snode, sw = snode2, sw2
             if b >= 0:
                 snode[top] = branch_child[b0 + b]
