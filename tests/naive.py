@@ -395,16 +395,20 @@ def naive_partition(bins, f, tb):
 # -- tables: fractional routing, subset splits ----------------------------------------------
 
 
-def naive_route(tree, X):
+def naive_route(tree, X, stats=None):
     """Weighted leaf values of every row, recursively (twin of ``treelearn._tree.route``).
 
     A missing value (or an unseen level) follows ``missing_branch``; -1 splits the row over all
-    branches in proportion to their training weights.
+    branches in proportion to their training weights. With ``stats`` (n_rows, S) also returns
+    the per-node sums of ``stats`` times each row's weight at the node (``Tree.node_sums``).
     """
     V = tree.value.shape[2]
     out = np.zeros((X.shape[0], V))
+    acc = None if stats is None else np.zeros((tree.node_count, stats.shape[1]))
 
     def walk(i, node, wt):
+        if acc is not None:
+            acc[node] += wt * stats[i]
         kids = tree.children(node)
         if len(kids) == 0:
             out[i] += wt * tree.value[node, 0]
@@ -429,7 +433,23 @@ def naive_route(tree, X):
 
     for i in range(X.shape[0]):
         walk(i, 0, 1.0)
-    return out
+    return out if acc is None else (out, acc)
+
+
+def naive_subtree_loss(tree, collapsed, err):
+    """Sum of ``err`` over the leaves of ``tree`` cut at the nodes in ``collapsed``
+    (twin of ``treelearn.pruning.cost_complexity.sequence_errors``)."""
+    cut = set(int(c) for c in collapsed)
+    total = 0.0
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        kids = tree.children(i)
+        if i in cut or len(kids) == 0:
+            total += err[i]
+        else:
+            stack.extend(int(k) for k in kids)
+    return total
 
 
 def impurity_decrease(groups, crit, n_classes=None) -> float:

@@ -3,7 +3,8 @@
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
 the textbook presets :class:`ID3Classifier`, :class:`C45Classifier`, :class:`CARTClassifier`
 and :class:`CARTRegressor`, the :class:`Binner` of the histogram splitter, the flat
-:class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, and :func:`export_text`.
+:class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, :func:`export_text`, and
+from :mod:`treelearn.pruning` the :class:`Pruner` and C4.5's :class:`RuleSet`.
 """
 
 from ._binning import Binner
@@ -18,11 +19,14 @@ from ._estimators import (
 from ._tree import Tree
 from .export import export_text
 from .interop import from_sklearn, to_sklearn
+from .pruning import Pruner, RuleSet
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Binner",
+    "Pruner",
+    "RuleSet",
     "C45Classifier",
     "CARTClassifier",
     "CARTRegressor",

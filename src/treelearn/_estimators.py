@@ -15,7 +15,8 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
@@ -52,6 +53,7 @@ from ._split_general import (
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree
 from ._validation import (
     RANDOM_STATE,
+    HasMethods,
     InstanceOf,
     Interval,
     Options,
@@ -61,7 +63,12 @@ from ._validation import (
     check_y_missing,
     validate_params,
 )
+from .pruning._bottom_up import collapse_bottom_up
+from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
+from .pruning.cv import cv_pruning
+from .pruning.mdl import mdl_prune
+from .pruning.pessimistic import pessimistic_prune
 
 MAX_INT = np.iinfo(np.int32).max
 
@@ -87,6 +94,14 @@ _COMMON_CONSTRAINTS = {
     "feature_costs": [InstanceOf((list, tuple, np.ndarray, dict), "a sequence or dict"), None],
     "cost_function": [Options(("tan", "nunez"))],
     "cost_weight": [Interval("real", 0.0, None), Interval("int", 0, None)],
+    "prune": [Options(("cv", "reduced_error", "pessimistic", "mdl")), None],
+    "prune_cv": [Interval("int", 2, None),
+                 HasMethods(("split", "get_n_splits"), "a cross-validation splitter")],
+    "prune_rule": [Options(("1se", "min"))],
+    "ccp_risk": [Options(("impurity", "misclassification"))],
+    "confidence_factor": [Interval("real", 0.0, 1.0, "neither")],
+    "validation_fraction": [Interval("real", 0.0, 1.0, "neither")],
+    "n_jobs": [Interval("int", None, None), None],
 }
 
 _MISSING_CODES = {"learn": MISSING_LEARN, "c45": MISSING_C45, "impute": MISSING_IMPUTE}
@@ -212,6 +227,14 @@ def _fit_general(est, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
     return build_general(codes, ycls, yreg, w, prm)
 
 
+def _indexable(X):
+    """A table in a form cross-validation can take rows of (DataFrames and arrays as they
+    are; other array-likes as object arrays)."""
+    if hasattr(X, "iloc") or isinstance(X, np.ndarray):
+        return X
+    return np.asarray(X, dtype=object)
+
+
 def _with_missing_rule(tree: Tree, missing: str) -> Tree:
     """Missing-value routing of a tree grown without missing values: scikit-learn's rule for
     "learn" (the child with more samples), the heavier child for "impute" (it holds the
@@ -240,7 +263,9 @@ class BaseDecisionTree(BaseEstimator):
                  random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  ccp_alpha=0.0, max_bins=255, binner=None, categorical_features="auto",
                  categorical_split="binary", missing="learn", feature_costs=None,
-                 cost_function="tan", cost_weight=1.0):
+                 cost_function="tan", cost_weight=1.0, prune=None, prune_cv=10,
+                 prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
+                 validation_fraction=0.2, n_jobs=None):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -260,6 +285,13 @@ class BaseDecisionTree(BaseEstimator):
         self.feature_costs = feature_costs
         self.cost_function = cost_function
         self.cost_weight = cost_weight
+        self.prune = prune
+        self.prune_cv = prune_cv
+        self.prune_rule = prune_rule
+        self.ccp_risk = ccp_risk
+        self.confidence_factor = confidence_factor
+        self.validation_fraction = validation_fraction
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -295,11 +327,13 @@ class BaseDecisionTree(BaseEstimator):
             The fitted estimator.
         """
         validate_params(self, self._constraints())
+        self._check_prune_params()
         check_y_missing(y)
+        X_raw = X
         X, y = self._validate_table(X, y, fitting=True)
         y = check_y_1d(y)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, w)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, sw)
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
         costs = self._check_costs(X.shape[1])
@@ -309,20 +343,82 @@ class BaseDecisionTree(BaseEstimator):
             raise ValueError('splitter="random" does not support missing values (NaN), '
                              'categorical features or feature costs; use splitter="best" or '
                              '"hist".')
-        binner = self._fit_binner(X, w, settings.seed) if self.splitter == "hist" else None
+        validation = None
+        w_grow = w
+        if self.prune == "reduced_error":
+            validation = self._validation_rows(X.shape[0], ycls, settings.seed)
+            if validation is not None:
+                # Validation rows take no part in growing (weight 0 drops them).
+                w_grow = np.where(validation, 0.0, w)
+        binner = (self._fit_binner(X, w_grow, settings.seed) if self.splitter == "hist"
+                  else None)
         if general:
-            tree = _fit_general(self, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
-                                settings, costs, binner)
+            tree = _fit_general(self, X, ycls, yreg, w_grow, crit, n_stats, n_values,
+                                n_classes, settings, costs, binner)
         else:
-            tree = _fit_tree(X, ycls, yreg, w, crit, n_stats, n_values, n_classes, settings,
-                             self.min_impurity_decrease, binner)
+            tree = _fit_tree(X, ycls, yreg, w_grow, crit, n_stats, n_values, n_classes,
+                             settings, self.min_impurity_decrease, binner)
             tree = _with_missing_rule(tree, self.missing)
+        cost = getattr(self, "cost_matrix_", None)
         if self.ccp_alpha > 0.0:
-            tree = prune_to_alpha(tree, self.ccp_alpha)
+            tree = prune_to_alpha(tree, self.ccp_alpha, self.ccp_risk, cost)
+        self.pruning_ = None
+        if self.prune is not None:
+            self.unpruned_tree_ = tree
+            codes = ycls if ycls.size else None
+            if self.prune == "pessimistic":
+                tree = pessimistic_prune(tree, self.confidence_factor)
+            elif self.prune == "mdl":
+                tree = mdl_prune(tree)
+            elif self.prune == "reduced_error" and validation is not None:
+                v = validation
+                loss = tree_node_losses(tree, X[v], None if codes is None else codes[v],
+                                        None if codes is not None else yreg[v], w[v], cost)
+                tree = tree.subtree(collapse_bottom_up(tree, loss)[0])
+            elif self.prune == "cv" and X.shape[0] >= 2:
+                root_loss = tree_node_losses(tree, X, codes, None if codes is not None
+                                             else yreg, w, cost)[0] / max(w.sum(), 1e-300)
+                base = clone(self).set_params(prune=None, ccp_alpha=0.0)
+                # Folds refit from the input: raw tables (levels are learned per fold), the
+                # validated matrix otherwise; labels as validated (1-d).
+                X_cv = _indexable(X_raw) if self.is_categorical_.any() else X
+                result = cv_pruning(
+                    base, X_cv, y, tree=tree, w_fit=None if sample_weight is None else sw,
+                    w_test=w, cv=self.prune_cv, rule=self.prune_rule, risk=self.ccp_risk,
+                    n_jobs=self.n_jobs, random_state=settings.seed % (2**32),
+                    root_loss=root_loss)
+                self.pruning_ = result
+                self.ccp_alpha_ = result.chosen_alpha
+                tree = prune_to_alpha(tree, result.chosen_alpha, self.ccp_risk, cost)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
         return self
+
+    def _check_prune_params(self) -> None:
+        if self.prune == "cv" and self.ccp_alpha > 0.0:
+            raise ValueError('prune="cv" chooses ccp_alpha by cross-validation; leave '
+                             'ccp_alpha at 0 (or use prune=None with ccp_alpha).')
+        if self.prune in ("pessimistic", "mdl") and not is_classifier(self):
+            raise ValueError(f'prune="{self.prune}" is defined for classification trees; '
+                             'regression trees support "cv" and "reduced_error".')
+
+    def _validation_rows(self, n: int, ycls: np.ndarray, seed: int):
+        """Rows held out for reduced-error pruning (``validation_fraction``, stratified for
+        classifiers when every class has two cases), or None if there are too few rows."""
+        if n < 2:
+            return None
+        strat = None
+        if ycls.size and np.bincount(ycls).min() >= 2:
+            strat = ycls
+        n_val = max(1, min(n - 1, int(round(self.validation_fraction * n))))
+        if strat is not None and n_val < np.unique(strat).shape[0]:
+            strat = None
+        _, val = train_test_split(np.arange(n), test_size=n_val, stratify=strat,
+                                  random_state=seed % (2**32))
+        mask = np.zeros(n, dtype=bool)
+        mask[val] = True
+        return mask
 
     def _fit_binner(self, X, w, seed: int) -> Binner:
         """The binner of a hist fit: the ``binner`` parameter (fitted: reused as is; not fitted:
@@ -525,7 +621,8 @@ _DOC_PARAMS = """
         ``N_t / N * (impurity - N_tR / N_t * right_impurity - N_tL / N_t * left_impurity)``
         is at least this (the literature's minimum information gain, with entropy).
     ccp_alpha : float, default=0.0
-        Complexity parameter of minimal cost-complexity pruning (0: no pruning).
+        Complexity parameter of minimal cost-complexity pruning (0: no pruning), on the scale
+        of ``ccp_risk`` divided by the root's weight (scikit-learn's scale).
     max_bins : int, default=255
         Bins per feature for ``splitter="hist"`` (2 to 255; a further bin is kept for missing
         values). Ignored by the other splitters and when a fitted ``binner`` is given.
@@ -563,6 +660,32 @@ _DOC_PARAMS = """
         (cost + 1)**cost_weight`` (Nunez 1991).
     cost_weight : float, default=1.0
         Nunez's exponent ``w`` (0 ignores the costs).
+    prune : {"cv", "reduced_error", "pessimistic", "mdl"} or None, default=None
+        Post-pruning done by ``fit`` (:mod:`treelearn.pruning`). "cv": cost-complexity pruning
+        with alpha chosen by cross-validation (``prune_cv``, ``prune_rule``; the table is kept
+        as ``pruning_``, the alpha as ``ccp_alpha_``). "reduced_error": ``validation_fraction``
+        of the rows is held out (stratified), the tree grows on the rest and every subtree
+        whose replacement by a leaf does not raise the held-out error is replaced.
+        "pessimistic" (C4.5, classifiers): a subtree becomes a leaf when the leaf's upper
+        confidence limit of errors at ``confidence_factor`` is not higher. "mdl"
+        (classifiers): a subtree is kept only if it shortens the description of tree plus
+        class labels. The grown tree is kept as ``unpruned_tree_``.
+    prune_cv : int or cross-validation splitter, default=10
+        Folds for ``prune="cv"`` (stratified and shuffled for classifiers; fewer when the
+        smallest class has fewer cases), or a splitter such as
+        ``ShuffleSplit(n_splits=20, test_size=0.2)`` for repeated random splits.
+    prune_rule : {"1se", "min"}, default="1se"
+        "min": the alpha of the best cross-validated score; "1se": the smallest tree whose
+        score is within one standard error of the best (Breiman et al.'s rule).
+    ccp_risk : {"impurity", "misclassification"}, default="impurity"
+        Leaf risk of cost-complexity pruning (``ccp_alpha`` and ``prune="cv"``): weighted
+        impurity (scikit-learn's) or weighted misclassified cases (rpart's; classifiers).
+    confidence_factor : float, default=0.25
+        C4.5's CF for ``prune="pessimistic"`` (in (0, 1); smaller prunes more).
+    validation_fraction : float, default=0.2
+        Share of the rows held out for ``prune="reduced_error"``.
+    n_jobs : int, default=None
+        Cross-validation folds fitted in parallel (joblib) for ``prune="cv"``.
 
     Notes
     -----
@@ -628,7 +751,9 @@ default="gini"
                  class_weight=None, ccp_alpha=0.0, max_bins=255, binner=None,
                  categorical_features="auto", categorical_split="binary", missing="learn",
                  feature_costs=None, cost_function="tan", cost_weight=1.0,
-                 misclassification_cost=None):
+                 misclassification_cost=None, prune=None, prune_cv=10, prune_rule="1se",
+                 ccp_risk="impurity", confidence_factor=0.25, validation_fraction=0.2,
+                 n_jobs=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -639,7 +764,10 @@ default="gini"
                          categorical_features=categorical_features,
                          categorical_split=categorical_split, missing=missing,
                          feature_costs=feature_costs, cost_function=cost_function,
-                         cost_weight=cost_weight)
+                         cost_weight=cost_weight,
+                         prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
+                         ccp_risk=ccp_risk, confidence_factor=confidence_factor,
+                         validation_fraction=validation_fraction, n_jobs=n_jobs)
         self.class_weight = class_weight
         self.misclassification_cost = misclassification_cost
 
@@ -749,7 +877,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  max_features=None, random_state=None, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, ccp_alpha=0.0, max_bins=255, binner=None,
                  categorical_features="auto", categorical_split="binary", missing="learn",
-                 feature_costs=None, cost_function="tan", cost_weight=1.0):
+                 feature_costs=None, cost_function="tan", cost_weight=1.0, prune=None,
+                 prune_cv=10, prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
+                 validation_fraction=0.2, n_jobs=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -760,7 +890,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                          categorical_features=categorical_features,
                          categorical_split=categorical_split, missing=missing,
                          feature_costs=feature_costs, cost_function=cost_function,
-                         cost_weight=cost_weight)
+                         cost_weight=cost_weight,
+                         prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
+                         ccp_risk=ccp_risk, confidence_factor=confidence_factor,
+                         validation_fraction=validation_fraction, n_jobs=n_jobs)
 
     def _encode_target(self, y, w):
         if y.dtype.kind not in "biuf":
@@ -832,13 +965,15 @@ class C45Classifier(DecisionTreeClassifier):
     ``categorical_split="multiway"``, binary thresholds on numeric features, ``missing="c45"``
     (gain on known values scaled by their share; a case with an unknown value goes down every
     branch with a fraction of its weight) and ``min_samples_leaf=2`` (C4.5's minimum of two
-    cases: binary splits need two per branch, multiway splits two in at least two branches).
-    Not pruned yet (pessimistic pruning comes with the pruning module).
+    cases: binary splits need two per branch, multiway splits two in at least two branches)
+    and ``prune="pessimistic"`` with ``confidence_factor=0.25`` (C4.5's error-based pruning,
+    without subtree raising; see :mod:`treelearn.pruning.pessimistic`).
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gain_ratio",
                                                      "categorical_split": "multiway",
-                                                     "missing": "c45", "min_samples_leaf": 2})
+                                                     "missing": "c45", "min_samples_leaf": 2,
+                                                     "prune": "pessimistic"})
 
 
 class CARTClassifier(DecisionTreeClassifier):
@@ -846,20 +981,27 @@ class CARTClassifier(DecisionTreeClassifier):
 
     A :class:`DecisionTreeClassifier` with ``criterion="gini"`` and binary splits everywhere:
     categorical features split into the best subset of levels (Breiman's ordering), missing
-    values take a learned direction. Not pruned yet (cross-validated cost-complexity pruning
-    comes with the pruning module; ``ccp_alpha`` works).
+    values take a learned direction. Pruned as Breiman et al. and rpart prune: cost-complexity
+    with the risk counted as misclassified cases (``ccp_risk="misclassification"``), alpha
+    chosen by 10-fold cross-validation with the 1-SE rule (``prune="cv"``; the table is
+    ``pruning_``).
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gini",
-                                                     "categorical_split": "binary"})
+                                                     "categorical_split": "binary",
+                                                     "prune": "cv",
+                                                     "ccp_risk": "misclassification"})
 
 
 class CARTRegressor(DecisionTreeRegressor):
     """CART regression trees (Breiman et al. 1984): squared error, binary splits.
 
     A :class:`DecisionTreeRegressor` with ``criterion="squared_error"`` and binary splits
-    (categorical levels ordered by their mean target, which finds the best subset exactly).
+    (categorical levels ordered by their mean target, which finds the best subset exactly),
+    pruned by cost-complexity with alpha chosen by 10-fold cross-validation and the 1-SE rule
+    (``prune="cv"``).
     """
 
     __init__ = _preset_init(DecisionTreeRegressor, {"criterion": "squared_error",
-                                                    "categorical_split": "binary"})
+                                                    "categorical_split": "binary",
+                                                    "prune": "cv"})

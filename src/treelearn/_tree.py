@@ -121,7 +121,7 @@ def _branch_of(x, node, threshold, cat_ptr, cat_branch, missing_branch):
 
 @njit
 def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, missing_branch,
-          wnode, value, out_value, out_leaf, path_ptr, path_nodes):
+          wnode, value, out_value, out_leaf, path_ptr, path_nodes, row_stats, node_acc):
     """General prediction: categorical and multiway nodes, missing values, fractional cases.
 
     Each row starts at the root with weight 1; at a node it follows one branch or, for a missing
@@ -129,10 +129,14 @@ def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, 
     node's training weight. ``out_value[i]`` is the weight-averaged value of the leaves reached,
     ``out_leaf[i]`` the leaf of largest weight (the first one on ties). When ``path_ptr`` has
     ``n + 1`` entries, the nodes reached are written to ``path_nodes[path_ptr[i]:]`` (if
-    ``path_nodes`` is empty, only counted into ``path_ptr[i + 1]``).
+    ``path_nodes`` is empty, only counted into ``path_ptr[i + 1]``). When ``node_acc`` has rows,
+    ``row_stats[i]`` times the row's weight at a node is added to ``node_acc[node]`` for every
+    node reached (the per-node sums that pruning with held-out data needs).
     """
     n = X.shape[0]
     V = value.shape[1]
+    S = row_stats.shape[1]
+    accumulate = node_acc.shape[0] > 0
     record = path_ptr.shape[0] == n + 1
     write = record and path_nodes.shape[0] > 0
     cap = 64
@@ -154,6 +158,9 @@ def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, 
                 if write:
                     path_nodes[path_ptr[i] + n_seen] = node
                 n_seen += 1
+            if accumulate:
+                for q in range(S):
+                    node_acc[node, q] += wt * row_stats[i, q]
             b0 = branch_ptr[node]
             b1 = branch_ptr[node + 1]
             if b1 == b0:
@@ -411,7 +418,7 @@ class Tree:
             return False
         return not self._numeric_binary or bool(np.isnan(X).any())
 
-    def _route(self, X, path: bool = False):
+    def _route(self, X, path: bool = False, row_stats=None):
         n = X.shape[0]
         V = self.value.shape[2]
         out_value = np.empty((n, V))
@@ -420,11 +427,18 @@ class Tree:
         args = (self.feature, self.threshold, self.branch_ptr, self.branch_child, self.cat_ptr,
                 self.cat_branch, self.missing_branch, self.weighted_n_node_samples,
                 self.value[:, 0, :])
-        route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64))
+        no_stats = np.zeros((0, 0))
+        if row_stats is not None:
+            acc = np.zeros((self.node_count, row_stats.shape[1]))
+            route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64),
+                  np.ascontiguousarray(row_stats, dtype=np.float64), acc)
+            return acc
+        route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64), no_stats,
+              no_stats)
         nodes = None
         if path:
             nodes = np.empty(int(ptr[-1]), dtype=np.int64)
-            route(X, *args, out_value, out_leaf, ptr, nodes)
+            route(X, *args, out_value, out_leaf, ptr, nodes, no_stats, no_stats)
         return out_value, out_leaf, ptr, nodes
 
     def apply(self, X) -> np.ndarray:
@@ -469,6 +483,25 @@ class Tree:
                                         self.node_depths())
         data = np.ones(indices.shape[0], dtype=np.intp)
         return sp.csr_matrix((data, indices, indptr), shape=(leaves.shape[0], self.node_count))
+
+    def node_sums(self, X, row_stats: np.ndarray) -> np.ndarray:
+        """Sums over the rows of ``X`` reaching each node of ``row_stats`` (n_samples, S).
+
+        A row split fractionally (missing value at a C4.5 node) adds its share at each node it
+        reaches. Pruning with held-out data uses it: with ``row_stats`` one-hot classes times
+        weights, row ``t`` of the result is the class weight of the held-out cases at node
+        ``t``.
+        """
+        X = self._prepare(X)
+        row_stats = np.asarray(row_stats, dtype=np.float64)
+        if row_stats.ndim != 2 or row_stats.shape[0] != X.shape[0]:
+            raise ValueError(f"row_stats must have shape ({X.shape[0]}, S); got "
+                             f"{row_stats.shape}.")
+        if sp.issparse(X):
+            if not self._numeric_binary:
+                raise TypeError("sparse X is supported for binary numeric trees only.")
+            return np.asarray(self.decision_path(X).T.astype(np.float64) @ row_stats)
+        return self._route(X, row_stats=row_stats)
 
     # -- importances -----------------------------------------------------------------------------
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:

@@ -86,6 +86,21 @@ class InstanceOf:
         return self.name
 
 
+@dataclass(frozen=True)
+class HasMethods:
+    """Any object with all of ``methods`` (e.g. a cross-validation splitter)."""
+
+    methods: tuple[str, ...]
+    name: str
+
+    def accepts(self, v: Any) -> bool:
+        return not isinstance(v, str) and all(callable(getattr(v, m, None))
+                                              for m in self.methods)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 RANDOM_STATE = InstanceOf((numbers.Integral, np.random.RandomState), "an int, a RandomState")
 
 

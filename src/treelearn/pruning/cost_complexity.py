@@ -68,9 +68,9 @@ def _hpop(ha, hi, hv, size):
 def weakest_link_sequence(branch_ptr, branch_child, r_node):
     """Collapse order of the weakest-link pruning.
 
-    Returns ``(nodes, alphas, risks, initial_risk)``: at step ``k`` node ``nodes[k]`` is collapsed
-    at effective alpha ``alphas[k]``, after which the tree's total leaf risk is ``risks[k]``.
-    The last step collapses the root.
+    Returns ``(nodes, alphas, risks, initial_risk, removed)``: at step ``k`` node ``nodes[k]``
+    is collapsed at effective alpha ``alphas[k]``, after which the tree's total leaf risk is
+    ``risks[k]``; ``removed[k]`` nodes leave the tree. The last step collapses the root.
     """
     n = branch_ptr.shape[0] - 1
     parent = np.full(n, -1, dtype=np.int64)
@@ -111,6 +111,7 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
     nodes = np.empty(n_internal, dtype=np.int64)
     alphas = np.empty(n_internal)
     risks = np.empty(n_internal)
+    removed = np.empty(n_internal, dtype=np.int64)
     initial = r_branch[0]
     step = 0
     stack = np.empty(n, dtype=np.int64)
@@ -123,10 +124,12 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
         for k in range(branch_ptr[i], branch_ptr[i + 1]):
             stack[top] = branch_child[k]
             top += 1
+        n_removed = 0
         while top > 0:
             top -= 1
             j = stack[top]
             alive[j] = False
+            n_removed += 1
             if not is_leaf[j]:
                 for k in range(branch_ptr[j], branch_ptr[j + 1]):
                     stack[top] = branch_child[k]
@@ -156,50 +159,193 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
         nodes[step] = i
         alphas[step] = a
         risks[step] = r_branch[0]
+        removed[step] = n_removed
         step += 1
-    return nodes[:step], alphas[:step], risks[:step], initial
+    return nodes[:step], alphas[:step], risks[:step], initial, removed[:step]
+
+
+@njit
+def sequence_errors(branch_ptr, branch_child, nodes, err_node):
+    """Total of ``err_node`` over the leaves of each subtree of a pruning sequence.
+
+    ``err_node[t]`` is a loss of node ``t`` as a leaf (e.g. the held-out cases it would
+    misclassify); the loss of a subtree is the sum over its leaves. Entry ``k`` of the result is
+    the loss after the first ``k`` collapses of ``nodes`` (entry 0: the whole tree).
+    """
+    n = branch_ptr.shape[0] - 1
+    parent = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        for k in range(branch_ptr[i], branch_ptr[i + 1]):
+            parent[branch_child[k]] = i
+    below = np.zeros(n)
+    # Children come after their parents: a backward pass sums the leaves below every node.
+    for i in range(n - 1, -1, -1):
+        if branch_ptr[i + 1] == branch_ptr[i]:
+            below[i] += err_node[i]
+        if i > 0:
+            below[parent[i]] += below[i]
+    out = np.empty(nodes.shape[0] + 1)
+    out[0] = below[0]
+    for s in range(nodes.shape[0]):
+        i = nodes[s]
+        diff = err_node[i] - below[i]
+        j = i
+        while j != -1:
+            below[j] += diff
+            j = parent[j]
+        out[s + 1] = below[0]
+    return out
 
 
 @dataclass(frozen=True)
 class CostComplexityPath:
     """The weakest-link sequence of a tree.
 
+    Step ``k`` (0 = the whole tree) is the subtree left after the first ``k`` collapses.
+
     Attributes
     ----------
-    ccp_alphas : ndarray
-        Effective alphas; ``ccp_alphas[0] == 0`` is the full tree.
-    impurities : ndarray
-        Total leaf risk (weighted impurity / root weight) of the subtree at each alpha.
-    pruned_nodes : ndarray
-        ``pruned_nodes[k]`` is the node collapsed to reach step ``k + 1``.
+    ccp_alphas : ndarray of shape (n_steps + 1,)
+        Effective alphas (risk per leaf removed); ``ccp_alphas[0] == 0`` is the whole tree.
+        Non-decreasing.
+    impurities : ndarray of shape (n_steps + 1,)
+        Total leaf risk of the subtree at each step, as a fraction of the root's weight (the
+        name is scikit-learn's; with ``risk="misclassification"`` it is the weighted share of
+        training cases misclassified).
+    n_leaves, n_nodes : ndarray of shape (n_steps + 1,)
+        Size of the subtree at each step.
+    pruned_nodes : ndarray of shape (n_steps,)
+        ``pruned_nodes[k]`` is the node (index in the original tree) collapsed to reach step
+        ``k + 1``. The last one is the root.
+    root_weight : float
+        Weight of the root (number of training cases without sample weights): multiply
+        ``impurities`` or ``ccp_alphas`` by it to count in cases.
+    risk : str
+        "impurity" or "misclassification".
     """
 
     ccp_alphas: np.ndarray
     impurities: np.ndarray
+    n_leaves: np.ndarray
+    n_nodes: np.ndarray
     pruned_nodes: np.ndarray
+    root_weight: float = 1.0
+    risk: str = "impurity"
+
+    @property
+    def n_steps(self) -> int:
+        """Number of collapses (the last leaves the root alone)."""
+        return int(self.pruned_nodes.shape[0])
+
+    def steps_for_alpha(self, ccp_alpha: float) -> int:
+        """Number of collapses kept by pruning with ``ccp_alpha``: every step whose effective
+        alpha is at most ``ccp_alpha`` (scikit-learn's rule)."""
+        return int(np.searchsorted(self.ccp_alphas[1:], ccp_alpha, side="right"))
+
+    def cp_table(self, xerror=None, xstd=None) -> dict:
+        """rpart's CP table: one row per distinct subtree, largest ``CP`` first.
+
+        ``CP`` is the alpha at which the subtree stops being optimal over the root's risk,
+        ``nsplit`` its number of splits (leaves - 1), ``rel_error`` its risk over the root's.
+        ``xerror``/``xstd`` (cross-validated risk and its standard error, relative to the
+        root's; see :func:`treelearn.pruning.choose_alpha`) are added when given (one value
+        per row).
+        """
+        root = self.impurities[-1]
+        scale = root if root > 0.0 else 1.0
+        # Rows from the root down to the whole tree; subtree j is optimal for alphas from its
+        # own alpha up to the next row's, so CP is the lower end of that range (as in rpart).
+        rows = self.distinct_steps()[::-1]
+        cp = self.ccp_alphas[rows]
+        table = {"CP": cp / scale, "nsplit": self.n_nodes[rows] - self.n_leaves[rows],
+                 "rel_error": self.impurities[rows] / scale}
+        if xerror is not None:
+            table["xerror"] = np.asarray(xerror, dtype=float)[::-1]
+            table["xstd"] = np.asarray(xstd, dtype=float)[::-1]
+        return table
+
+    def distinct_steps(self) -> np.ndarray:
+        """The steps that are optimal subtrees, in path order: the last step of each run of
+        equal alphas (pruning with that alpha makes all the run's collapses together).
+
+        Alphas equal up to rounding (within ``1e-10`` of the largest alpha, e.g. two splits
+        that each save one misclassified case per leaf) count as equal, so the rows are the
+        subtrees exact arithmetic would give; each run's last alpha is its largest.
+        """
+        a = self.ccp_alphas
+        tol = 1e-10 * float(a[-1]) if a.size else 0.0
+        return np.flatnonzero(np.append(a[1:] - a[:-1] > tol, True))
 
 
-def _risk(tree: Tree) -> np.ndarray:
-    return tree.weighted_n_node_samples * tree.impurity / tree.weighted_n_node_samples[0]
+RISKS = ("impurity", "misclassification")
 
 
-def cost_complexity_path(tree: Tree) -> CostComplexityPath:
-    """Weakest-link pruning path of ``tree`` (risk = impurity, scikit-learn's definition)."""
-    nodes, alphas, risks, initial = weakest_link_sequence(
-        tree.branch_ptr, tree.branch_child, _risk(tree)
+def node_risk(tree: Tree, risk: str = "impurity", cost_matrix=None) -> np.ndarray:
+    """Risk of every node as a leaf, as a fraction of the root's weight.
+
+    "impurity": weighted impurity (scikit-learn's definition). "misclassification": weighted
+    share of the node's training cases its majority class gets wrong (rpart's risk for
+    classification), or with ``cost_matrix`` (true x predicted) the least expected cost.
+    """
+    w = tree.weighted_n_node_samples
+    if risk == "impurity":
+        r = w * tree.impurity
+    elif risk == "misclassification":
+        if tree.n_classes[0] < 2 and tree.node_count > 1:
+            raise ValueError('risk="misclassification" needs a classification tree; use '
+                             '"impurity" (squared error: rpart\'s deviance) for regression.')
+        p = tree.value[:, 0, :]
+        if cost_matrix is None:
+            r = w * (1.0 - p.max(axis=1))
+        else:
+            r = w * (p @ np.asarray(cost_matrix, dtype=float)).min(axis=1)
+    else:
+        raise ValueError(f"risk must be one of {RISKS}; got {risk!r}.")
+    return r / w[0]
+
+
+def cost_complexity_path(tree: Tree, risk: str = "impurity",
+                         cost_matrix=None) -> CostComplexityPath:
+    """Weakest-link pruning path of ``tree``.
+
+    With ``risk="impurity"`` this is scikit-learn's ``cost_complexity_pruning_path``. Effective
+    alphas are clipped at 0 and made non-decreasing: in exact arithmetic they are (a parent's
+    alpha never drops below the collapse that changed it), so this only removes rounding
+    (e.g. -5e-18 for a split of fractional C4.5 cases that does not lower the impurity).
+    """
+    nodes, alphas, risks, initial, removed = weakest_link_sequence(
+        tree.branch_ptr, tree.branch_child, node_risk(tree, risk, cost_matrix)
     )
+    alphas = np.maximum.accumulate(np.maximum(alphas, 0.0)) if alphas.size else alphas
+    n_nodes = tree.node_count - np.concatenate([[0], np.cumsum(removed)])
+    n_leaves = _leaves_along(tree, nodes)
     return CostComplexityPath(
         ccp_alphas=np.concatenate([[0.0], alphas]),
         impurities=np.concatenate([[initial], risks]),
+        n_leaves=n_leaves,
+        n_nodes=n_nodes.astype(np.intp),
         pruned_nodes=nodes,
+        root_weight=float(tree.weighted_n_node_samples[0]),
+        risk=risk,
     )
 
 
-def prune_to_alpha(tree: Tree, ccp_alpha: float) -> Tree:
+def _leaves_along(tree: Tree, nodes: np.ndarray) -> np.ndarray:
+    """Number of leaves after each collapse of ``nodes``."""
+    ones = np.ones(tree.node_count)
+    return np.rint(sequence_errors(tree.branch_ptr, tree.branch_child, nodes, ones)
+                   ).astype(np.intp)
+
+
+def prune_to_alpha(tree: Tree, ccp_alpha: float, risk: str = "impurity",
+                   cost_matrix=None) -> Tree:
     """The subtree kept by minimal cost-complexity pruning with parameter ``ccp_alpha``."""
-    path = cost_complexity_path(tree)
-    above = np.flatnonzero(path.ccp_alphas[1:] > ccp_alpha)
-    n_steps = int(above[0]) if above.size else path.pruned_nodes.size
+    path = cost_complexity_path(tree, risk, cost_matrix)
+    return prune_steps(tree, path, path.steps_for_alpha(ccp_alpha))
+
+
+def prune_steps(tree: Tree, path: CostComplexityPath, k: int) -> Tree:
+    """``tree`` after the first ``k`` collapses of ``path``."""
     keep_leaf = np.zeros(tree.node_count, dtype=bool)
-    keep_leaf[path.pruned_nodes[:n_steps]] = True
+    keep_leaf[path.pruned_nodes[:k]] = True
     return tree.subtree(keep_leaf)
