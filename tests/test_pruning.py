@@ -723,3 +723,79 @@ def test_pictures():
     assert sorted(x[leaves]) == list(range(leaves.sum()))
     assert np.all(x[inner] == [x[p.original.children(i)].mean() for i in inner])
     matplotlib.pyplot.close("all")
+
+
+# -- inputs and errors -------------------------------------------------------------------------
+
+def test_node_sums_sparse_and_errors():
+    import scipy.sparse as sp
+    X, y = _noisy(11, n=200)
+    X[X < 0] = 0.0
+    est = tl.DecisionTreeClassifier(random_state=0).fit(sp.csr_matrix(X), y)
+    stats = np.random.default_rng(0).random((200, 2))
+    np.testing.assert_allclose(est.tree_.node_sums(sp.csr_matrix(X), stats),
+                               est.tree_.node_sums(X, stats))
+    with pytest.raises(ValueError, match="row_stats"):
+        est.tree_.node_sums(X, stats[:5])
+    table = tl.ID3Classifier().fit(pd.DataFrame({"c": list("abab")}), [0, 1, 0, 1])
+    with pytest.raises(TypeError, match="binary numeric"):
+        table.tree_.node_sums(sp.csr_matrix(np.zeros((2, 1))), np.ones((2, 1)))
+
+
+def test_cost_matrix_losses_and_risk():
+    X, y = _noisy(12, n=300)
+    C = np.array([[0.0, 1.0], [5.0, 0.0]])
+    est = tl.DecisionTreeClassifier(max_depth=3, misclassification_cost=C,
+                                    random_state=0).fit(X, y)
+    loss = node_losses(est, X, y)
+    pred = est.predict(X)
+    leaves = est.apply(X)
+    assert loss[np.unique(leaves)].sum() == pytest.approx(C[y, pred].sum())
+    with pytest.raises(ValueError, match="never saw"):
+        node_losses(est, X[:3], [0, 1, 7])
+    p = Pruner(est, risk="misclassification")
+    t = est.tree_
+    expected = (t.weighted_n_node_samples * (t.value[:, 0] @ C).min(axis=1)
+                / t.weighted_n_node_samples[0])
+    np.testing.assert_allclose(node_risk(t, "misclassification", C), expected)
+    assert p.costs()[0] == pytest.approx(expected[t.children_left == -1].sum() * 300)
+    res = choose_alpha(est, X, y, cv=3, risk="misclassification", random_state=0)
+    assert np.all(res.mean_score <= 0)  # -mean cost
+    with pytest.raises(ValueError, match="1-d"):
+        node_losses(est, X, np.c_[y, y])
+
+
+def test_prune_cv_on_tables_and_lists():
+    rng = np.random.default_rng(4)
+    n = 300
+    df = pd.DataFrame({"c": rng.choice(list("abcde"), n), "x": rng.normal(size=n)})
+    y = (df["c"].isin(["a", "b"]) ^ (rng.random(n) < 0.2)).astype(int)
+    df.loc[rng.random(n) < 0.1, "c"] = None
+    cart = tl.CARTClassifier(random_state=0, prune_cv=5).fit(df, y)
+    assert cart.tree_.node_count < cart.unpruned_tree_.node_count
+    assert cart.is_categorical_[0] and cart.score(df, y) > 0.7
+    rows = [[c, x] for c, x in zip(df["c"].fillna("z"), df["x"], strict=True)]
+    lst = tl.CARTClassifier(random_state=0, prune_cv=5, categorical_features=[0]).fit(
+        rows, y.tolist())
+    assert lst.pruning_.n_splits == 5
+    reg = tl.CARTRegressor(random_state=0, prune_cv=4).fit(df, rng.normal(size=n) + y * 3)
+    assert reg.pruning_.n_splits == 4
+    w = rng.integers(1, 3, n).astype(float)
+    weighted = tl.CARTClassifier(random_state=0, prune_cv=5).fit(df, y, sample_weight=w)
+    assert weighted.unpruned_tree_.weighted_n_node_samples[0] == w.sum()
+
+
+def test_splitter_choice():
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from treelearn.pruning.cv import make_splitter
+    y = np.array([0] * 8 + [1] * 3)
+    s = make_splitter(10, True, y, 0)
+    assert isinstance(s, StratifiedKFold) and s.n_splits == 3
+    s = make_splitter(10, True, np.array([0] * 8 + [1]), 0)
+    assert isinstance(s, KFold) and s.n_splits == 9
+    assert make_splitter(5, False, np.arange(20.0), 0).n_splits == 5
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        make_splitter(1, True, y, 0)
+    with pytest.raises(ValueError, match="2 samples"):
+        make_splitter(5, True, y[:1], 0)

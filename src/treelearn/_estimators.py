@@ -164,17 +164,21 @@ def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) ->
     )
 
 
+def _positive_weight_rows(X, ycls, yreg, w):
+    """The rows of positive weight: samples of weight zero take no part, as in scikit-learn
+    (they are not counted either)."""
+    keep = w > 0.0
+    if keep.all():
+        return X, ycls, yreg, w
+    return (X[keep], ycls[keep] if ycls.size else ycls, yreg[keep] if yreg.size else yreg,
+            w[keep])
+
+
 def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
               settings: _Settings, min_impurity_decrease: float,
               binner: Binner | None = None) -> Tree:
     """Grow the tree: exact split search, or histograms when a fitted ``binner`` is given."""
-    # Samples of weight zero take no part, as in scikit-learn (they are not counted either).
-    keep = w > 0.0
-    if not keep.all():
-        X = X[keep]
-        w = w[keep]
-        ycls = ycls[keep] if ycls.size else ycls
-        yreg = yreg[keep] if yreg.size else yreg
+    X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
     if sp.issparse(X) and np.isnan(X.data).any():
         raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
                          "array or DataFrame.")
@@ -206,11 +210,7 @@ def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classe
 def _fit_general(est, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
                  settings: _Settings, costs, binner: Binner | None) -> Tree:
     """Grow with the general engine (categorical features, missing values, costs)."""
-    keep = w > 0.0
-    if not keep.all():
-        X, w = X[keep], w[keep]
-        ycls = ycls[keep] if ycls.size else ycls
-        yreg = yreg[keep] if yreg.size else yreg
+    X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
     n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_], dtype=np.int64)
     codes = prepare_codes(X, est.is_categorical_, n_levels, binner)
     prm = GeneralParams(

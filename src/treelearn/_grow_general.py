@@ -137,10 +137,9 @@ class _Node:
 class _Table:
     """The node table being built."""
 
-    def __init__(self, V: int):
+    def __init__(self):
         self.cols: dict[str, list] = {k: [] for k in (
             "feature", "threshold", "impurity", "n", "w", "value", "missing", "cat", "kids")}
-        self.V = V
 
     def add(self, node: _Node, value: np.ndarray) -> int:
         c = self.cols
@@ -175,7 +174,7 @@ class GeneralGrower:
         self.rng = np.array([prm.seed], dtype=np.int64)
         self.perm = np.arange(p, dtype=np.int64)
         self.const_feats = np.arange(p, dtype=np.int64)
-        self.table = _Table(prm.n_values)
+        self.table = _Table()
 
     # -- one node ----------------------------------------------------------------------------
     def _impurity(self, rows, rw, stats, weight) -> float:
