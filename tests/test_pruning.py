@@ -44,7 +44,7 @@ from treelearn.pruning import (
 from treelearn.pruning._loss import node_losses
 from treelearn.pruning.cost_complexity import node_risk, prune_steps, sequence_errors
 from treelearn.pruning.mdl import leaf_bits
-from treelearn.pruning.pessimistic import estimated_errors
+from treelearn.pruning.pessimistic import estimated_errors, pessimistic_prune_cases
 
 matplotlib.use("Agg")
 
@@ -174,12 +174,59 @@ def test_pessimistic_never_grows_and_is_a_subtree(seed):
     assert sizes[0] < sizes[-1]  # smaller CF prunes more
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_subtree_raising(seed):
+    X, y = _noisy(seed, n=600, classes=3)
+    est = tl.DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y)
+    t, w = est.tree_, np.ones(600)
+    # without raising, the case-driven procedure is the count-driven one
+    assert pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1, raising=False) == \
+        pessimistic_prune(t)
+    r = pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1)
+    # counts of the new tree are those of the training cases routed through it
+    acc = r.node_sums(X, np.eye(3)[y])
+    np.testing.assert_allclose(acc, r.value[:, 0] * r.weighted_n_node_samples[:, None],
+                               atol=1e-9)
+    np.testing.assert_allclose(r.impurity[0], t.impurity[0])
+    # raising is taken only where it lowers the estimate: the total is never higher
+    leaves = lambda tree: estimated_errors(tree)[tree.children_left == -1].sum()  # noqa: E731
+    assert leaves(r) <= leaves(pessimistic_prune(t)) + 1e-9
+    via_fit = tl.DecisionTreeClassifier(criterion="entropy", random_state=0,
+                                        prune="pessimistic", subtree_raising=True).fit(X, y)
+    assert via_fit.tree_ == r
+
+
+def test_subtree_raising_changes_a_tree_and_handles_missing_and_sparse():
+    import scipy.sparse as sp
+    X, y = _noisy(0, n=600, classes=3)
+    t = tl.DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y).tree_
+    r = pessimistic_prune_cases(t, X.astype(np.float32), y, np.ones(600), 1)
+    assert r != pessimistic_prune(t)  # on this data some subtree is raised
+    Xs = np.where(X > 0, X, 0.0)
+    est = tl.DecisionTreeClassifier(prune="pessimistic", subtree_raising=True,
+                                    random_state=0)
+    np.testing.assert_array_equal(est.fit(sp.csr_matrix(Xs), y).predict(Xs),
+                                  clone(est).fit(Xs, y).predict(Xs))
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.choice(list("pqrst"), 500), "b": rng.normal(size=500)})
+    yy = (df["a"].isin(["p", "q"]) ^ (rng.random(500) < 0.2)).astype(int)
+    df.loc[rng.random(500) < 0.15, "a"] = None
+    df.loc[rng.random(500) < 0.15, "b"] = np.nan
+    c45 = tl.C45Classifier(random_state=0).fit(df, yy)
+    total = c45.tree_.weighted_n_node_samples
+    assert total[0] == 500 and c45.tree_.node_count <= c45.unpruned_tree_.node_count
+    c45.tree_.check()
+    np.testing.assert_allclose(c45.predict_proba(df).sum(axis=1), 1.0)
+
+
 def test_c45_preset_prunes_pessimistically():
     X, y = _noisy(1)
     c45 = tl.C45Classifier(random_state=0).fit(X, y)
     assert c45.prune == "pessimistic" and c45.confidence_factor == 0.25
+    assert c45.subtree_raising
     assert c45.tree_.node_count < c45.unpruned_tree_.node_count
-    assert c45.tree_ == pessimistic_prune(c45.unpruned_tree_, 0.25)
+    no_raise = tl.C45Classifier(random_state=0, subtree_raising=False).fit(X, y)
+    assert no_raise.tree_ == pessimistic_prune(c45.unpruned_tree_, 0.25)
     unpruned = tl.C45Classifier(prune=None, random_state=0).fit(X, y)
     assert unpruned.tree_ == c45.unpruned_tree_
 

@@ -68,7 +68,7 @@ from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
 from .pruning.cv import cv_pruning
 from .pruning.mdl import mdl_prune
-from .pruning.pessimistic import pessimistic_prune
+from .pruning.pessimistic import pessimistic_prune, pessimistic_prune_cases
 
 MAX_INT = np.iinfo(np.int32).max
 
@@ -101,6 +101,7 @@ _COMMON_CONSTRAINTS = {
     "ccp_risk": [Options(("impurity", "misclassification"))],
     "confidence_factor": [Interval("real", 0.0, 1.0, "neither")],
     "validation_fraction": [Interval("real", 0.0, 1.0, "neither")],
+    "subtree_raising": [InstanceOf((bool, np.bool_), "a bool")],
     "n_jobs": [Interval("int", None, None), None],
 }
 
@@ -265,7 +266,7 @@ class BaseDecisionTree(BaseEstimator):
                  categorical_split="binary", missing="learn", feature_costs=None,
                  cost_function="tan", cost_weight=1.0, prune=None, prune_cv=10,
                  prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 validation_fraction=0.2, n_jobs=None):
+                 subtree_raising=False, validation_fraction=0.2, n_jobs=None):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -290,6 +291,7 @@ class BaseDecisionTree(BaseEstimator):
         self.prune_rule = prune_rule
         self.ccp_risk = ccp_risk
         self.confidence_factor = confidence_factor
+        self.subtree_raising = subtree_raising
         self.validation_fraction = validation_fraction
         self.n_jobs = n_jobs
 
@@ -366,7 +368,9 @@ class BaseDecisionTree(BaseEstimator):
         if self.prune is not None:
             self.unpruned_tree_ = tree
             codes = ycls if ycls.size else None
-            if self.prune == "pessimistic":
+            if self.prune == "pessimistic" and self.subtree_raising:
+                tree = pessimistic_prune_cases(tree, X, ycls, w, crit, self.confidence_factor)
+            elif self.prune == "pessimistic":
                 tree = pessimistic_prune(tree, self.confidence_factor)
             elif self.prune == "mdl":
                 tree = mdl_prune(tree)
@@ -682,6 +686,10 @@ _DOC_PARAMS = """
         impurity (scikit-learn's) or weighted misclassified cases (rpart's; classifiers).
     confidence_factor : float, default=0.25
         C4.5's CF for ``prune="pessimistic"`` (in (0, 1); smaller prunes more).
+    subtree_raising : bool, default=False
+        With ``prune="pessimistic"``: also let the subtree of a node's most used branch
+        replace the node when that lowers the estimated errors of all the node's training
+        cases (C4.5's subtree raising; class counts of the raised nodes recomputed).
     validation_fraction : float, default=0.2
         Share of the rows held out for ``prune="reduced_error"``.
     n_jobs : int, default=None
@@ -752,8 +760,8 @@ default="gini"
                  categorical_features="auto", categorical_split="binary", missing="learn",
                  feature_costs=None, cost_function="tan", cost_weight=1.0,
                  misclassification_cost=None, prune=None, prune_cv=10, prune_rule="1se",
-                 ccp_risk="impurity", confidence_factor=0.25, validation_fraction=0.2,
-                 n_jobs=None):
+                 ccp_risk="impurity", confidence_factor=0.25, subtree_raising=False,
+                 validation_fraction=0.2, n_jobs=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -767,6 +775,7 @@ default="gini"
                          cost_weight=cost_weight,
                          prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
                          ccp_risk=ccp_risk, confidence_factor=confidence_factor,
+                         subtree_raising=subtree_raising,
                          validation_fraction=validation_fraction, n_jobs=n_jobs)
         self.class_weight = class_weight
         self.misclassification_cost = misclassification_cost
@@ -879,7 +888,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  categorical_features="auto", categorical_split="binary", missing="learn",
                  feature_costs=None, cost_function="tan", cost_weight=1.0, prune=None,
                  prune_cv=10, prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 validation_fraction=0.2, n_jobs=None):
+                 subtree_raising=False, validation_fraction=0.2, n_jobs=None):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -893,6 +902,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                          cost_weight=cost_weight,
                          prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
                          ccp_risk=ccp_risk, confidence_factor=confidence_factor,
+                         subtree_raising=subtree_raising,
                          validation_fraction=validation_fraction, n_jobs=n_jobs)
 
     def _encode_target(self, y, w):
@@ -966,14 +976,15 @@ class C45Classifier(DecisionTreeClassifier):
     (gain on known values scaled by their share; a case with an unknown value goes down every
     branch with a fraction of its weight) and ``min_samples_leaf=2`` (C4.5's minimum of two
     cases: binary splits need two per branch, multiway splits two in at least two branches)
-    and ``prune="pessimistic"`` with ``confidence_factor=0.25`` (C4.5's error-based pruning,
-    without subtree raising; see :mod:`treelearn.pruning.pessimistic`).
+    and ``prune="pessimistic"`` with ``confidence_factor=0.25`` and ``subtree_raising=True``
+    (C4.5's error-based pruning; see :mod:`treelearn.pruning.pessimistic`).
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gain_ratio",
                                                      "categorical_split": "multiway",
                                                      "missing": "c45", "min_samples_leaf": 2,
-                                                     "prune": "pessimistic"})
+                                                     "prune": "pessimistic",
+                                                     "subtree_raising": True})
 
 
 class CARTClassifier(DecisionTreeClassifier):

@@ -1,5 +1,9 @@
 """Minimal cost-complexity (weakest-link) pruning, Breiman et al. (1984), chapter 3.
 
+The risk of a node as a leaf is its weighted impurity (scikit-learn's definition, the default)
+or its weighted misclassified cases (``risk="misclassification"``, Breiman's resubstitution
+estimate and rpart's risk for classification; with a cost matrix, the least expected cost).
+
 With ``R(t) = w_t * impurity_t / w_root`` the risk of node ``t`` as a leaf and ``R(T_t)`` the sum of
 ``R`` over the leaves of the branch below ``t``, the effective alpha of an internal node is
 ``(R(t) - R(T_t)) / (|leaves(T_t)| - 1)``. Repeatedly collapsing the internal node with the
@@ -243,13 +247,13 @@ class CostComplexityPath:
         return int(np.searchsorted(self.ccp_alphas[1:], ccp_alpha, side="right"))
 
     def cp_table(self, xerror=None, xstd=None) -> dict:
-        """rpart's CP table: one row per distinct subtree, largest ``CP`` first.
+        """rpart's CP table: one row per distinct optimal subtree, the root first.
 
-        ``CP`` is the alpha at which the subtree stops being optimal over the root's risk,
-        ``nsplit`` its number of splits (leaves - 1), ``rel_error`` its risk over the root's.
-        ``xerror``/``xstd`` (cross-validated risk and its standard error, relative to the
-        root's; see :func:`treelearn.pruning.choose_alpha`) are added when given (one value
-        per row).
+        ``CP`` is the smallest alpha at which the row's subtree is optimal, divided by the
+        root's risk (0 for the whole tree); ``nsplit`` its number of splits (internal nodes);
+        ``rel_error`` its risk over the root's. ``xerror``/``xstd`` (cross-validated loss and
+        its standard error, relative to the root's; see :class:`treelearn.pruning.CVPruning`)
+        are added when given, one value per :meth:`distinct_steps` entry in path order.
         """
         root = self.impurities[-1]
         scale = root if root > 0.0 else 1.0

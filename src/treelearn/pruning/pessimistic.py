@@ -18,14 +18,16 @@ example (``U_0.25(0, 6) = 0.206``, ``U_0.25(0, 9) = 0.143``, ``U_0.25(0, 1) = 0.
 ``U_0.25(1, 16) = 0.157``) is a test of ``method="c45"``.
 
 Working bottom-up, a subtree is replaced by a leaf when the leaf's estimated errors are at
-most the sum of its leaves' estimated errors plus 0.1 (the slack in Quinlan's program).
-Subtree raising (grafting the most used branch in place of its parent) needs the training
-cases re-routed and is not done.
+most the sum of its leaves' estimated errors plus 0.1 (the slack in Quinlan's program):
+:func:`pessimistic_prune`, from the counts stored in the tree. Subtree raising (the subtree of
+the most used branch replaces its parent, taking all the parent's cases) needs the training
+cases: :func:`pessimistic_prune_cases`, which estimators use (``subtree_raising``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import betaincinv
 
 from .._tree import Tree
@@ -99,3 +101,176 @@ def pessimistic_prune(tree: Tree, confidence_factor: float = 0.25,
     keep_leaf, _ = collapse_bottom_up(tree, estimated_errors(tree, confidence_factor, method),
                                       slack=C45_SLACK)
     return tree.subtree(keep_leaf)
+
+
+class _Slot:
+    """A node of the tree being pruned with subtree raising: the original node whose test it
+    uses, its current children, and the training cases' class weights that reach it."""
+
+    __slots__ = ("node", "kids", "dist", "cases", "count")
+
+    def __init__(self, node: int, kids: list):
+        self.node = node
+        self.kids = kids
+        self.dist = None
+        self.cases = 0.0
+        self.count = 0
+
+
+class _CaseRouter:
+    """Sends training cases down a tree's tests as prediction does (missing values and levels
+    unseen at a node follow ``missing_branch``; ``-1``: every branch with the branch's share of
+    the node's training weight)."""
+
+    def __init__(self, tree: Tree, X):
+        self.tree = tree
+        self.X = X.tocsc() if sp.issparse(X) else X
+        self._columns: dict[int, np.ndarray] = {}
+
+    def _column(self, f: int) -> np.ndarray:
+        # Sparse X: each used feature densified once (float32, like the tree's comparisons).
+        if f not in self._columns:
+            self._columns[f] = np.asarray(self.X[:, [f]].toarray(), dtype=np.float32).ravel()
+        return self._columns[f]
+
+    def split(self, node: int, rows: np.ndarray, wts: np.ndarray) -> list:
+        t = self.tree
+        kids = t.branch_child[t.branch_ptr[node]:t.branch_ptr[node + 1]]
+        f = int(t.feature[node])
+        x = (self._column(f)[rows] if sp.issparse(self.X) else self.X[rows, f]
+             ).astype(np.float64)
+        missing = np.isnan(x)
+        c0, c1 = t.cat_ptr[node], t.cat_ptr[node + 1]
+        if c1 > c0:
+            code = np.where(missing, -1, x).astype(np.int64)
+            ok = (code >= 0) & (code < c1 - c0)
+            b = np.full(rows.shape[0], -1, dtype=np.int64)
+            b[ok] = t.cat_branch[c0 + code[ok]]
+            missing = b < 0
+        else:
+            b = np.where(x <= t.threshold[node], 0, 1)
+        mb = t.missing_branch[node]
+        if mb >= 0:
+            b = np.where(missing, mb, b)
+        share = t.weighted_n_node_samples[kids]
+        share = share / share.sum() if share.sum() > 0 else np.full(kids.size, 1.0 / kids.size)
+        parts = []
+        for k in range(kids.size):
+            sel = (b == k) & ~missing if mb < 0 else b == k
+            r, ww = rows[sel], wts[sel]
+            if mb < 0 and missing.any():
+                r = np.concatenate([r, rows[missing]])
+                ww = np.concatenate([ww, wts[missing] * share[k]])
+            parts.append((r, ww))
+        return parts
+
+
+def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.ndarray,
+                            criterion: int, confidence_factor: float = 0.25,
+                            method: str = "exact", raising: bool = True) -> Tree:
+    """C4.5's pessimistic pruning driven by the training cases, with subtree raising.
+
+    Quinlan's procedure: bottom-up, a node's cases are counted at every node of its subtree
+    (class distributions recomputed from the cases that reach each node); the node becomes a
+    leaf if the leaf's estimated errors are at most those of the subtree (+0.1); otherwise,
+    with ``raising``, the subtree of its most used branch replaces it when that branch's
+    estimated errors on *all* the node's cases are at most the subtree's (+0.1), and the
+    raised subtree is examined again with those cases. Without ``raising`` this is
+    :func:`pessimistic_prune` (computed from the cases instead of the stored counts).
+
+    ``X`` is the encoded training matrix the tree routes, ``codes`` the class codes, ``w`` the
+    case weights; ``criterion`` (a code of :mod:`treelearn._criteria`) recomputes the node
+    impurities of the new tree.
+    """
+    import sys
+
+    from .._criteria import node_impurity
+
+    check_classification(tree, "pessimistic pruning")
+    u_cf(0, 1, confidence_factor, method)  # validates the arguments
+    K = tree.value.shape[2]
+    router = _CaseRouter(tree, X)
+    ptr, bc = tree.branch_ptr, tree.branch_child
+    slots = [_Slot(i, []) for i in range(tree.node_count)]
+    for i in range(tree.node_count):
+        slots[i].kids = [slots[c] for c in bc[ptr[i]:ptr[i + 1]]]
+
+    def estimate(slot: _Slot, rows, wts, update: bool) -> float:
+        dist = np.bincount(codes[rows], weights=wts, minlength=K)
+        cases = float(dist.sum())
+        errors = cases - float(dist.max()) if cases > 0 else 0.0
+        leaf = cases * float(u_cf(errors, cases, confidence_factor, method))
+        if update:
+            slot.dist, slot.cases, slot.count = dist, cases, int((wts > 0).sum())
+        if not slot.kids:
+            return leaf
+        parts = router.split(slot.node, rows, wts)
+        subtree = sum(estimate(k, r, ww, update) for k, (r, ww) in zip(slot.kids, parts,
+                                                                       strict=True))
+        if not update:
+            return subtree
+        branch = np.inf
+        if raising:
+            big = int(np.argmax([ww.sum() for _, ww in parts]))
+            branch = estimate(slot.kids[big], rows, wts, False)
+        if leaf <= branch + C45_SLACK and leaf <= subtree + C45_SLACK:
+            slot.kids = []
+            return leaf
+        if branch <= subtree + C45_SLACK:
+            child = slot.kids[big]
+            slot.node, slot.kids = child.node, child.kids
+            return estimate(slot, rows, wts, True)
+        return subtree
+
+    keep = w > 0
+    rows = np.flatnonzero(keep)
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 4 * tree.max_depth + 1000))
+    try:
+        estimate(slots[0], rows, np.asarray(w, dtype=np.float64)[rows], True)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    return _slots_to_tree(tree, slots[0], criterion, node_impurity)
+
+
+def _slots_to_tree(tree: Tree, root: _Slot, criterion: int, node_impurity) -> Tree:
+    """The flat tree of the pruned slots, numbered in preorder, counts from the cases."""
+    order, parent_value = [], {}
+    stack = [(root, None)]
+    while stack:
+        s, pv = stack.pop()
+        order.append(s)
+        parent_value[id(s)] = pv
+        own = s.dist / s.cases if s.cases > 0 else pv
+        stack.extend((k, own) for k in reversed(s.kids))
+    ids = {id(s): i for i, s in enumerate(order)}
+    n = len(order)
+    K = tree.value.shape[2]
+    left = np.full(n, -1, dtype=np.intp)
+    right = np.full(n, -1, dtype=np.intp)
+    feature = np.full(n, -2, dtype=np.intp)
+    threshold = np.full(n, -2.0)
+    impurity = np.zeros(n)
+    n_samples = np.zeros(n, dtype=np.intp)
+    weight = np.zeros(n)
+    value = np.zeros((n, K))
+    missing = np.full(n, -2, dtype=np.intp)
+    ptr, kids, cptr, cats = [0], [], [0], []
+    for i, s in enumerate(order):
+        pv = parent_value[id(s)]
+        value[i] = s.dist / s.cases if s.cases > 0 else (pv if pv is not None
+                                                          else tree.value[s.node, 0])
+        weight[i], n_samples[i] = s.cases, s.count
+        impurity[i] = node_impurity(value[i] * s.cases, s.cases, criterion) if s.cases else 0.0
+        if s.kids:
+            ch = [ids[id(k)] for k in s.kids]
+            left[i], right[i] = ch[0], ch[-1]
+            feature[i], threshold[i] = tree.feature[s.node], tree.threshold[s.node]
+            missing[i] = tree.missing_branch[s.node]
+            kids.extend(ch)
+            cats.extend(tree.cat_branch[tree.cat_ptr[s.node]:tree.cat_ptr[s.node + 1]].tolist())
+        ptr.append(len(kids))
+        cptr.append(len(cats))
+    return Tree(tree.n_features, tree.n_classes, left, right, feature, threshold, impurity,
+                n_samples, weight, value, branch_ptr=ptr, branch_child=kids, cat_ptr=cptr,
+                cat_branch=np.asarray(cats, dtype=np.intp), missing_branch=missing)
