@@ -63,13 +63,14 @@ def run(n: int, grid: int) -> list[dict]:
             prune="cv", prune_rule=rule, random_state=0).fit(Xtr, ytr))
         add(f"treelearn prune=cv {rule}", s, m, m.tree_.node_count,
             f"{m.pruning_.alphas.size} alphas scored")
-    for rule in ("1se",):
-        s, m = _timed(lambda: tl.DecisionTreeClassifier(
-            prune="cv", prune_rule=rule, random_state=0, n_jobs=2).fit(Xtr, ytr))
-        add("treelearn prune=cv 1se n_jobs=2", s, m, m.tree_.node_count)
-    s, m = _timed(lambda: tl.DecisionTreeClassifier(prune="pessimistic", random_state=0)
+    s, m = _timed(lambda: tl.DecisionTreeClassifier(prune="cv", random_state=0, n_jobs=2)
                   .fit(Xtr, ytr))
-    add("treelearn pessimistic", s, m, m.tree_.node_count)
+    add("treelearn prune=cv 1se n_jobs=2", s, m, m.tree_.node_count)
+    for raising in (False, True):
+        s, m = _timed(lambda raising=raising: tl.DecisionTreeClassifier(
+            prune="pessimistic", subtree_raising=raising, random_state=0).fit(Xtr, ytr))
+        add("treelearn pessimistic" + (" + raising" if raising else ""), s, m,
+            m.tree_.node_count)
     s, m = _timed(lambda: tl.DecisionTreeClassifier(prune="reduced_error", random_state=0)
                   .fit(Xtr, ytr))
     add("treelearn reduced_error", s, m, m.tree_.node_count)
@@ -114,7 +115,7 @@ def main(argv=None) -> None:
     for n in args.sizes:
         for r in run(n, args.grid):
             print(f"{r['n']:>8,}  {r['method']:36} {r['seconds']:8.2f} {r['accuracy']:9.4f} "
-                  f"{r['nodes']:7d}  {r['note']}")
+                  f"{r['nodes']:7d}  {r['note']}", flush=True)
 
 
 if __name__ == "__main__":
