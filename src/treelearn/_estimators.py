@@ -365,39 +365,50 @@ class BaseDecisionTree(BaseEstimator):
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha, self.ccp_risk, cost)
         self.pruning_ = None
+        for stale in ("unpruned_tree_", "ccp_alpha_"):  # from an earlier fit
+            self.__dict__.pop(stale, None)
         if self.prune is not None:
             self.unpruned_tree_ = tree
-            codes = ycls if ycls.size else None
-            if self.prune == "pessimistic" and self.subtree_raising:
-                tree = pessimistic_prune_cases(tree, X, ycls, w, crit, self.confidence_factor)
-            elif self.prune == "pessimistic":
-                tree = pessimistic_prune(tree, self.confidence_factor)
-            elif self.prune == "mdl":
-                tree = mdl_prune(tree)
-            elif self.prune == "reduced_error" and validation is not None:
-                v = validation
-                loss = tree_node_losses(tree, X[v], None if codes is None else codes[v],
-                                        None if codes is not None else yreg[v], w[v], cost)
-                tree = tree.subtree(collapse_bottom_up(tree, loss)[0])
-            elif self.prune == "cv" and X.shape[0] >= 2:
-                root_loss = tree_node_losses(tree, X, codes, None if codes is not None
-                                             else yreg, w, cost)[0] / max(w.sum(), 1e-300)
-                base = clone(self).set_params(prune=None, ccp_alpha=0.0)
-                # Folds refit from the input: raw tables (levels are learned per fold), the
-                # validated matrix otherwise; labels as validated (1-d).
-                X_cv = _indexable(X_raw) if self.is_categorical_.any() else X
-                result = cv_pruning(
-                    base, X_cv, y, tree=tree, w_fit=None if sample_weight is None else sw,
-                    w_test=w, cv=self.prune_cv, rule=self.prune_rule, risk=self.ccp_risk,
-                    n_jobs=self.n_jobs, random_state=settings.seed % (2**32),
-                    root_loss=root_loss)
-                self.pruning_ = result
-                self.ccp_alpha_ = result.chosen_alpha
-                tree = prune_to_alpha(tree, result.chosen_alpha, self.ccp_risk, cost)
+            tree = self._post_prune(tree, X, X_raw, y, sw if sample_weight is not None else None,
+                                    ycls, yreg, w, crit, validation, settings.seed)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
         return self
+
+    def _post_prune(self, tree, X, X_raw, y, sw, ycls, yreg, w, crit, validation, seed):
+        """The ``prune`` method applied to the grown tree (training data as fit saw it: ``X``
+        encoded, ``X_raw``/``y`` for refits, ``w`` effective weights, ``sw`` given ones)."""
+        cost = getattr(self, "cost_matrix_", None)
+        codes = ycls if ycls.size else None
+        targets = None if codes is not None else yreg
+        if self.prune == "pessimistic" and self.subtree_raising:
+            return pessimistic_prune_cases(tree, X, ycls, w, crit, self.confidence_factor)
+        if self.prune == "pessimistic":
+            return pessimistic_prune(tree, self.confidence_factor)
+        if self.prune == "mdl":
+            return mdl_prune(tree)
+        if self.prune == "reduced_error":
+            if validation is None:  # too few rows to hold any out
+                return tree
+            v = validation
+            loss = tree_node_losses(tree, X[v], None if codes is None else codes[v],
+                                    None if targets is None else targets[v], w[v], cost)
+            return tree.subtree(collapse_bottom_up(tree, loss)[0])
+        self.ccp_alpha_ = 0.0
+        if X.shape[0] < 2:  # nothing to cross-validate
+            return tree
+        root_loss = tree_node_losses(tree, X, codes, targets, w, cost)[0] / max(w.sum(), 1e-300)
+        base = clone(self).set_params(prune=None, ccp_alpha=0.0)
+        # Folds refit from the input: raw tables (levels are learned per fold), the validated
+        # matrix otherwise; labels as validated (1-d).
+        X_cv = _indexable(X_raw) if self.is_categorical_.any() else X
+        result = cv_pruning(base, X_cv, y, tree=tree, w_fit=sw, w_test=w, cv=self.prune_cv,
+                            rule=self.prune_rule, risk=self.ccp_risk, n_jobs=self.n_jobs,
+                            random_state=seed % (2**32), root_loss=root_loss)
+        self.pruning_ = result
+        self.ccp_alpha_ = result.chosen_alpha
+        return prune_to_alpha(tree, result.chosen_alpha, self.ccp_risk, cost)
 
     def _check_prune_params(self) -> None:
         if self.prune == "cv" and self.ccp_alpha > 0.0:
@@ -416,7 +427,7 @@ class BaseDecisionTree(BaseEstimator):
         if ycls.size and np.bincount(ycls).min() >= 2:
             strat = ycls
         n_val = max(1, min(n - 1, int(round(self.validation_fraction * n))))
-        if strat is not None and n_val < np.unique(strat).shape[0]:
+        if strat is not None and min(n_val, n - n_val) < np.unique(strat).shape[0]:
             strat = None
         _, val = train_test_split(np.arange(n), test_size=n_val, stratify=strat,
                                   random_state=seed % (2**32))
@@ -749,6 +760,12 @@ default="gini"
         Which features were treated as categorical.
     categories_ : list
         Levels of each categorical feature (codes are positions in it); None for numeric ones.
+    unpruned_tree_ : Tree
+        With ``prune`` set: the tree before post-pruning (``tree_`` is the pruned one).
+    pruning_ : CVPruning or None
+        With ``prune="cv"``: the cross-validation table and the chosen alpha.
+    ccp_alpha_ : float
+        With ``prune="cv"``: the chosen alpha.
     """
 
     _criteria = CLASSIFICATION_CRITERIA
@@ -877,6 +894,12 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Which features were treated as categorical.
     categories_ : list
         Levels of each categorical feature (codes are positions in it); None for numeric ones.
+    unpruned_tree_ : Tree
+        With ``prune`` set: the tree before post-pruning (``tree_`` is the pruned one).
+    pruning_ : CVPruning or None
+        With ``prune="cv"``: the cross-validation table and the chosen alpha.
+    ccp_alpha_ : float
+        With ``prune="cv"``: the chosen alpha.
     """
 
     _criteria = REGRESSION_CRITERIA

@@ -163,7 +163,9 @@ def cv_pruning(base, X, y, *, tree: Tree, w_fit=None, w_test=None, cv=10, rule="
     eval_alphas = np.append(np.sqrt(alphas[:-1] * alphas[1:]), np.inf)
     splitter = make_splitter(cv, classifier, y_arr, random_state)
     splits = list(splitter.split(np.zeros((n, 1)), y_arr))
-    rates = Parallel(n_jobs=n_jobs)(
+    # Threads: the growers' kernels release the GIL, and worker processes would pay for
+    # start-up and for loading the compiled kernels again.
+    rates = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(base, X, y, w_fit, w_test, tr, te, eval_alphas, risk)
         for tr, te in splits
     )
