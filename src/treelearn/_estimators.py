@@ -609,6 +609,27 @@ class BaseDecisionTree(BaseEstimator):
         return Bunch(ccp_alphas=path.ccp_alphas, impurities=path.impurities)
 
 
+_DOC_ATTRIBUTES = """    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    tree_ : Tree
+        The fitted tree (flat arrays, scikit-learn's layout).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Normalised impurity decrease per feature.
+    max_features_ : int
+        Resolved number of features examined per node.
+    is_categorical_ : ndarray of bool, shape (n_features_in_,)
+        Which features were treated as categorical.
+    categories_ : list
+        Levels of each categorical feature (codes are positions in it); None for numeric ones.
+    unpruned_tree_ : Tree
+        With ``prune`` set: the tree before post-pruning (``tree_`` is the pruned one).
+    pruning_ : CVPruning or None
+        With ``prune="cv"``: the cross-validation table and the chosen alpha.
+    ccp_alpha_ : float
+        With ``prune="cv"``: the chosen alpha."""
+
 _DOC_PARAMS = """
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every cut of every candidate feature; "random" scores one uniformly drawn
@@ -746,26 +767,7 @@ default="gini"
         Class labels.
     n_classes_ : int
         Number of classes.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    tree_ : Tree
-        The fitted tree (flat arrays, scikit-learn's layout).
-    feature_importances_ : ndarray of shape (n_features_in_,)
-        Normalised impurity decrease per feature.
-    max_features_ : int
-        Resolved number of features examined per node.
-    is_categorical_ : ndarray of bool, shape (n_features_in_,)
-        Which features were treated as categorical.
-    categories_ : list
-        Levels of each categorical feature (codes are positions in it); None for numeric ones.
-    unpruned_tree_ : Tree
-        With ``prune`` set: the tree before post-pruning (``tree_`` is the pruned one).
-    pruning_ : CVPruning or None
-        With ``prune="cv"``: the cross-validation table and the chosen alpha.
-    ccp_alpha_ : float
-        With ``prune="cv"``: the chosen alpha.
+""" + _DOC_ATTRIBUTES + """
     """
 
     _criteria = CLASSIFICATION_CRITERIA
@@ -880,26 +882,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     """ + _DOC_PARAMS + """
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    tree_ : Tree
-        The fitted tree (flat arrays, scikit-learn's layout).
-    feature_importances_ : ndarray of shape (n_features_in_,)
-        Normalised impurity decrease per feature.
-    max_features_ : int
-        Resolved number of features examined per node.
-    is_categorical_ : ndarray of bool, shape (n_features_in_,)
-        Which features were treated as categorical.
-    categories_ : list
-        Levels of each categorical feature (codes are positions in it); None for numeric ones.
-    unpruned_tree_ : Tree
-        With ``prune`` set: the tree before post-pruning (``tree_`` is the pruned one).
-    pruning_ : CVPruning or None
-        With ``prune="cv"``: the cross-validation table and the chosen alpha.
-    ccp_alpha_ : float
-        With ``prune="cv"``: the chosen alpha.
+""" + _DOC_ATTRIBUTES + """
     """
 
     _criteria = REGRESSION_CRITERIA
