@@ -769,3 +769,24 @@ def test_absolute_error_on_tables(missing, split):
             assert t.value[leaf, 0, 0] == pytest.approx(weighted_median(y[sel], w[sel]))
             assert t.impurity[leaf] == pytest.approx(min_abs_cost(y[sel], w[sel]) / w[sel].sum())
     assert np.isfinite(est.predict(X)).all() and est.score(X, y) > 0.5
+
+
+def test_remaining_error_messages():
+    """Error paths listed as untested in the categorical issue's closing note."""
+    df = pd.DataFrame({"c": list("abab"), "x": [0.0, 1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="column indices or names"):
+        tl.DecisionTreeClassifier(categorical_features=[1.5]).fit(df, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="feature_costs names feature 'z'"):
+        tl.DecisionTreeClassifier(feature_costs={"z": 2.0}).fit(df, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="0 sample"):
+        tl.DecisionTreeClassifier().fit(df.iloc[:0], [])
+    model = tl.ID3Classifier().fit(df, [0, 1, 0, 1])
+    with pytest.raises(TypeError, match="binary numeric"):
+        model.tree_.apply(sp.csr_matrix(np.zeros((2, 2))))
+    t = model.tree_
+    with pytest.raises(ValueError, match="cat_ptr"):
+        tl.Tree(t.n_features, t.n_classes, t.children_left, t.children_right, t.feature,
+             t.threshold, t.impurity, t.n_node_samples, t.weighted_n_node_samples, t.value,
+             branch_ptr=t.branch_ptr, branch_child=t.branch_child,
+             cat_ptr=np.r_[t.cat_ptr[:-1], t.cat_ptr[-1] + 5], cat_branch=t.cat_branch,
+             missing_branch=t.missing_branch)
