@@ -543,6 +543,14 @@ def test_cv_parallel_folds_and_repeated_splits():
     np.testing.assert_array_equal(a.scores, b.scores)
     rep = choose_alpha(est, X, y, cv=ShuffleSplit(n_splits=7, test_size=0.3, random_state=0))
     assert rep.n_splits == 7
+    # with class weights, held-out cases weigh as in the fit: equal to prune="cv" in fit
+    bal = tl.DecisionTreeClassifier(random_state=0, class_weight="balanced")
+    res = choose_alpha(bal, X, y, cv=4, random_state=5)
+    fitted = clone(bal).set_params(prune="cv", prune_cv=__import__(
+        "sklearn.model_selection").model_selection.StratifiedKFold(4, shuffle=True,
+                                                                   random_state=5)).fit(X, y)
+    np.testing.assert_allclose(fitted.pruning_.scores, res.scores)
+    np.testing.assert_allclose(fitted.pruning_.xerror, res.xerror)
     with pytest.raises(ValueError, match="rule"):
         choose_alpha(est, X, y, rule="2se")
     with pytest.raises(TypeError, match="treelearn"):
@@ -661,6 +669,23 @@ def test_unsimplified_rules_predict_like_the_tree():
     Xn = np.random.default_rng(1).normal(size=(500, 4))
     np.testing.assert_array_equal(rs.predict(Xn), est.predict(Xn))
     np.testing.assert_allclose(rs.predict_proba(X).sum(axis=1), 1.0)
+    # values next to thresholds (float32 neighbours of midpoints), and a table with missing
+    # values and a level unseen at fit: the rules route exactly as the tree
+    rng = np.random.default_rng(2)
+    Xg = np.round(rng.random((400, 3)), 1).astype(np.float32) + np.float32(1e-7)
+    yg = (Xg[:, 0] + rng.normal(scale=0.2, size=400) > 0.5).astype(int)
+    tg = tl.DecisionTreeClassifier(random_state=0).fit(Xg, yg)
+    np.testing.assert_array_equal(extract_rules(tg, Xg, yg, simplify=False).predict(Xg),
+                                  tg.predict(Xg))
+    df = pd.DataFrame({"c": rng.choice(list("abcd"), 300), "x": rng.normal(size=300)})
+    yt = (df["c"].isin(["a", "b"]) ^ (df["x"] > 0)).astype(int)
+    df.loc[rng.random(300) < 0.2, "c"] = None
+    df.loc[rng.random(300) < 0.2, "x"] = np.nan
+    tt = tl.ID3Classifier(max_depth=4).fit(df, yt)
+    new = pd.DataFrame({"c": ["a", "zz", None, "d", "c"], "x": [0.5, np.nan, -1.0, 2.0, np.nan]})
+    new = pd.concat([new, df.iloc[:50]], ignore_index=True)
+    np.testing.assert_array_equal(extract_rules(tt, df, yt, simplify=False).predict(new),
+                                  tt.predict(new))
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -26,6 +26,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import _safe_indexing
+from sklearn.utils.class_weight import compute_sample_weight
 
 from .._tree import Tree
 from ._loss import node_losses
@@ -222,10 +223,14 @@ def choose_alpha(estimator, X, y, sample_weight=None, *, cv=10, rule: str = "1se
     """
     base = _unpruned(estimator)
     full = clone(base).fit(X, y, sample_weight=sample_weight)
-    return cv_pruning(base, X, y, tree=full.tree_, w_fit=sample_weight,
-                      w_test=sample_weight, cv=cv, rule=rule, risk=risk, n_jobs=n_jobs,
-                      random_state=random_state,
-                      root_loss=_root_loss(full, X, y, sample_weight))
+    y = np.asarray(y)
+    w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    if is_classifier(base) and getattr(base, "class_weight", None) is not None:
+        # Held-out losses weigh cases as the fit does.
+        w = w * compute_sample_weight(base.class_weight, y)
+    return cv_pruning(base, X, y, tree=full.tree_, w_fit=sample_weight, w_test=w, cv=cv,
+                      rule=rule, risk=risk, n_jobs=n_jobs, random_state=random_state,
+                      root_loss=_root_loss(full, X, y, w))
 
 
 def _unpruned(estimator):
@@ -236,8 +241,7 @@ def _unpruned(estimator):
     return clone(estimator).set_params(prune=None, ccp_alpha=0.0)
 
 
-def _root_loss(est, X, y, sample_weight) -> float:
+def _root_loss(est, X, y, w) -> float:
     """Resubstitution loss rate of the root alone (rpart's scale for xerror)."""
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
     loss = node_losses(est, X, y, w)
     return float(loss[0] / w.sum())

@@ -36,8 +36,9 @@ from .pessimistic import u_cf
 class Condition:
     """One test of a rule on feature ``feature`` (a column of the encoded X).
 
-    ``op`` is "<=" or ">" (with ``threshold``) or "in" (``levels``: level codes); a missing
-    value satisfies it when ``missing`` is True.
+    ``op`` is "<=" or ">" (with ``threshold``) or "in" (``levels``: level codes; ``known``:
+    the levels the node routes, any other level is treated as missing); a missing value
+    satisfies it when ``missing`` is True.
     """
 
     feature: int
@@ -45,6 +46,7 @@ class Condition:
     threshold: float = np.nan
     levels: tuple = ()
     missing: bool = False
+    known: tuple = ()
 
     def satisfied(self, X: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows of encoded ``X`` that pass the test."""
@@ -54,15 +56,12 @@ class Condition:
             codes = np.where(nan, -1, x).astype(np.int64)
             ok = np.isin(codes, np.asarray(self.levels, dtype=np.int64))
             # A level outside ``levels`` that the node never saw is routed as missing.
-            return ok | ((nan | ~np.isin(codes, np.asarray(self._known, dtype=np.int64)))
+            return ok | ((nan | ~np.isin(codes, np.asarray(self.known, dtype=np.int64)))
                          & self.missing)
-        t = np.float32(self.threshold)
-        ok = (x <= t) if self.op == "<=" else (x > t)
+        # float32 values against the float64 threshold, as the tree compares them.
+        x64 = x.astype(np.float64)
+        ok = (x64 <= self.threshold) if self.op == "<=" else (x64 > self.threshold)
         return ok | (nan & self.missing)
-
-    @property
-    def _known(self) -> tuple:
-        return getattr(self, "_known_levels", ())
 
     def text(self, names=None, categories=None, show_missing: bool = True) -> str:
         name = names[self.feature] if names is not None else f"feature_{self.feature}"
@@ -82,10 +81,8 @@ def _condition(tree: Tree, node: int, branch: int) -> Condition:
     f = int(tree.feature[node])
     cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
     if cb.size:
-        cond = Condition(f, "in", levels=tuple(np.flatnonzero(cb == branch).tolist()),
-                         missing=missing)
-        object.__setattr__(cond, "_known_levels", tuple(np.flatnonzero(cb >= 0).tolist()))
-        return cond
+        return Condition(f, "in", levels=tuple(np.flatnonzero(cb == branch).tolist()),
+                         missing=missing, known=tuple(np.flatnonzero(cb >= 0).tolist()))
     return Condition(f, "<=" if branch == 0 else ">", threshold=float(tree.threshold[node]),
                      missing=missing)
 
@@ -124,8 +121,8 @@ class Rule:
         return mask
 
     def _key(self):
-        return (self.klass, frozenset((c.feature, c.op, c.threshold, c.levels, c.missing)
-                                      for c in self.conditions))
+        return (self.klass, frozenset((c.feature, c.op, c.threshold, c.levels, c.missing,
+                                       c.known) for c in self.conditions))
 
 
 def _simplify(conds, X, codes, w, klass, cf):
