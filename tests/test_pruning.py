@@ -270,6 +270,29 @@ def test_mdl_leaf_bits_formula():
     assert bits[1] == pytest.approx(1 + 0.5 * math.log2(3) + math.log2(math.pi))
 
 
+def test_mdl_split_bits():
+    """A threshold costs log2(n - 1) bits, a subset of m routed levels log2(2^(m-1) - 1), a
+    multiway split nothing beyond naming the feature (log2 of the number of features)."""
+    from treelearn.pruning.mdl import split_bits
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"c": rng.choice(list("abcde"), 400), "x": rng.normal(size=400)})
+    y = (df["c"].isin(["a", "b"]) ^ (df["x"] > 1)).astype(int)
+    for split in ("binary", "multiway"):
+        t = tl.DecisionTreeClassifier(categorical_split=split, max_depth=3,
+                                      random_state=0).fit(df, y).tree_
+        bits = split_bits(t)
+        for i in np.flatnonzero(t.children_left != -1):
+            cats = t.cat_branch[t.cat_ptr[i]:t.cat_ptr[i + 1]]
+            if cats.size == 0:
+                extra = math.log2(t.weighted_n_node_samples[i] - 1)
+            elif split == "multiway":
+                extra = 0.0 if t.n_branches[i] > 2 else math.log2(2 ** ((cats >= 0).sum() - 1) - 1)
+            else:
+                extra = math.log2(2 ** ((cats >= 0).sum() - 1) - 1)
+            assert bits[i] == pytest.approx(1 + math.log2(2) + extra)
+        assert (t.cat_ptr[1:] > t.cat_ptr[:-1]).any()
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_mdl_never_lengthens_the_description(seed):
     X, y = _noisy(seed, classes=3)
