@@ -520,8 +520,10 @@ def _manual_scores(est, X, y, splits, eval_alphas, risk):
     return np.array(rows)
 
 
-@pytest.mark.parametrize("task,risk", [("clf", "impurity"), ("clf", "misclassification"),
-                                       ("reg", "impurity")])
+@pytest.mark.parametrize("task,risk", [
+    ("clf", "impurity"), ("clf", "misclassification"),
+    # the regression twin refits ~100 trees per fold: 37 s with the kernels as Python
+    pytest.param("reg", "impurity", marks=pytest.mark.jit_only)])
 def test_cv_scores_equal_refitting_and_pruning_each_alpha(task, risk):
     if task == "clf":
         X, y = _noisy(7, n=300, classes=3)
@@ -593,6 +595,7 @@ def test_prune_cv_in_fit_equals_choose_alpha_then_ccp_alpha():
         tl.DecisionTreeClassifier(prune="cv", prune_cv=1).fit(X, y)
 
 
+@pytest.mark.jit_only  # 70 fits of unpruned regression trees: 30 s with the kernels as Python
 def test_cart_presets_prune_by_10_fold_1se():
     X, y = load_breast_cancer(return_X_y=True)
     cart = tl.CARTClassifier(random_state=0).fit(X, y)
