@@ -396,10 +396,11 @@ def naive_partition(bins, f, tb):
 
 
 def naive_route(tree, X, stats=None):
-    """Weighted leaf values of every row, recursively (twin of ``treelearn._tree.route``).
+    """Value of every row, recursively (twin of ``treelearn._tree.route``).
 
     A missing value (or an unseen level) follows ``missing_branch``; -1 splits the row over all
-    branches in proportion to their training weights. With ``stats`` (n_rows, S) also returns
+    branches in proportion to their training weights (value: the shares times the branches'
+    values). With ``stats`` (n_rows, S) also returns
     the per-node sums of ``stats`` times each row's weight at the node (``Tree.node_sums``).
     """
     V = tree.value.shape[2]
@@ -407,12 +408,12 @@ def naive_route(tree, X, stats=None):
     acc = None if stats is None else np.zeros((tree.node_count, stats.shape[1]))
 
     def walk(i, node, wt):
+        """Value of ``node`` for row ``i`` reached with weight ``wt``."""
         if acc is not None:
             acc[node] += wt * stats[i]
         kids = tree.children(node)
         if len(kids) == 0:
-            out[i] += wt * tree.value[node, 0]
-            return
+            return tree.value[node, 0].copy()
         x = X[i, tree.feature[node]]
         c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
         if math.isnan(x):
@@ -425,14 +426,14 @@ def naive_route(tree, X, stats=None):
         else:
             b = 0 if x <= tree.threshold[node] else 1
         if b >= 0:
-            walk(i, kids[b], wt)
-            return
+            return walk(i, kids[b], wt)
         ws = tree.weighted_n_node_samples[kids]
-        for k, wk in zip(kids, ws, strict=True):
-            walk(i, k, wt * wk / ws.sum())
+        total = ws.sum()
+        return sum(wk / total * walk(i, k, wt * wk / total)
+                   for k, wk in zip(kids, ws, strict=True))
 
     for i in range(X.shape[0]):
-        walk(i, 0, 1.0)
+        out[i] = walk(i, 0, 1.0)
     return out if acc is None else (out, acc)
 
 

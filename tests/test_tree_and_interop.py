@@ -160,7 +160,7 @@ def test_export_text_layout(fitted):
     assert "truncated branch of depth 1" in tl.export_text(est, max_depth=1)
     with pytest.raises(ValueError, match="feature_names has 2 names"):
         tl.export_text(est, feature_names=["a", "b"])
-    with pytest.raises(TypeError, match="export_text expects a fitted"):
+    with pytest.raises(TypeError, match="export_text needs a fitted treelearn estimator"):
         tl.export_text(object())
     reg = tl.DecisionTreeRegressor(max_depth=1).fit(X, y.astype(float))
     assert "value: [" in tl.export_text(reg, show_impurity=True, show_samples=True)

@@ -17,11 +17,10 @@ from ._estimators import (
     ID3Classifier,
 )
 from ._tree import Tree
+from ._version import __version__
 from .export import export_text
 from .interop import from_sklearn, to_sklearn
 from .pruning import Pruner, RuleSet
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Binner",

@@ -50,7 +50,7 @@ from ._split_general import (
     MISSING_IMPUTE,
     MISSING_LEARN,
 )
-from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree
+from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree, expected_costs
 from ._validation import (
     RANDOM_STATE,
     HasMethods,
@@ -867,7 +867,8 @@ default="gini"
         proba = self.tree_.predict(X)[:, 0, :]
         if getattr(self, "cost_matrix_", None) is not None:
             # Least expected cost: sum_i p(i) C[i, j] over true classes i, for each prediction j.
-            return self.classes_.take(np.argmin(proba @ self.cost_matrix_, axis=1), axis=0)
+            return self.classes_.take(np.argmin(expected_costs(proba, self.cost_matrix_),
+                                                   axis=1), axis=0)
         return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
 

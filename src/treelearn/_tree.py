@@ -120,18 +120,30 @@ def _branch_of(x, node, threshold, cat_ptr, cat_branch, missing_branch):
 
 
 @njit
+def _branch_ratio(node, b, branch_ptr, branch_child, wnode):
+    """Share of branch ``b`` in the training weight of ``node``'s branches (summed in order)."""
+    total = 0.0
+    for k in range(branch_ptr[node], branch_ptr[node + 1]):
+        total += wnode[branch_child[k]]
+    return wnode[branch_child[branch_ptr[node] + b]] / total
+
+
+@njit
 def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, missing_branch,
           wnode, value, out_value, out_leaf, path_ptr, path_nodes, row_stats, node_acc):
     """General prediction: categorical and multiway nodes, missing values, fractional cases.
 
-    Each row starts at the root with weight 1; at a node it follows one branch or, for a missing
-    value at a fractional node, every branch with weight times the branch's share of the
-    node's training weight. ``out_value[i]`` is the weight-averaged value of the leaves reached,
-    ``out_leaf[i]`` the leaf of largest weight (the first one on ties). When ``path_ptr`` has
-    ``n + 1`` entries, the nodes reached are written to ``path_nodes[path_ptr[i]:]`` (if
-    ``path_nodes`` is empty, only counted into ``path_ptr[i + 1]``). When ``node_acc`` has rows,
-    ``row_stats[i]`` times the row's weight at a node is added to ``node_acc[node]`` for every
-    node reached (the per-node sums that pruning with held-out data needs).
+    The value of a leaf is its ``value`` row; the value of an internal node is its taken
+    branch's, or, for a missing value at a fractional node, ``sum_b r_b * value(child_b)``
+    summed in branch order, with ``r_b`` the branch's share of the node's training weight.
+    ``out_value[i]`` is the root's value for row ``i``. (This nested form is what the SQL
+    and Python exporters compute, operation for operation, so their predictions are exact.)
+    A row's weight at a node is the product of the shares on its path; ``out_leaf[i]`` is the
+    leaf of largest weight (the first one on ties). When ``path_ptr`` has ``n + 1`` entries,
+    the nodes reached are written to ``path_nodes[path_ptr[i]:]`` (if ``path_nodes`` is
+    empty, only counted into ``path_ptr[i + 1]``). When ``node_acc`` has rows, ``row_stats[i]``
+    times the row's weight at a node is added to ``node_acc[node]`` for every node reached
+    (the per-node sums that pruning with held-out data needs).
     """
     n = X.shape[0]
     V = value.shape[1]
@@ -139,63 +151,86 @@ def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, 
     accumulate = node_acc.shape[0] > 0
     record = path_ptr.shape[0] == n + 1
     write = record and path_nodes.shape[0] > 0
-    cap = 64
-    snode = np.empty(cap, dtype=np.int64)
-    sw = np.empty(cap)
+    # One frame per fractional node being summed: node, branch under way, weight, partial sum.
+    cap = 16
+    fnode = np.empty(cap, dtype=np.int64)
+    fbranch = np.empty(cap, dtype=np.int64)
+    fweight = np.empty(cap)
+    facc = np.empty((cap, V))
+    res = np.empty(V)
     for i in range(n):
-        top = 1
-        snode[0] = 0
-        sw[0] = 1.0
+        top = 0
+        node = 0
+        wt = 1.0
         best = -1.0
         n_seen = 0
-        for v in range(V):
-            out_value[i, v] = 0.0
-        while top > 0:
-            top -= 1
-            node = snode[top]
-            wt = sw[top]
-            if record:
-                if write:
-                    path_nodes[path_ptr[i] + n_seen] = node
-                n_seen += 1
-            if accumulate:
-                for q in range(S):
-                    node_acc[node, q] += wt * row_stats[i, q]
-            b0 = branch_ptr[node]
-            b1 = branch_ptr[node + 1]
-            if b1 == b0:
+        done = False
+        while not done:
+            # Down from ``node`` to a leaf, opening a frame at every fractional split.
+            while True:
+                if record:
+                    if write:
+                        path_nodes[path_ptr[i] + n_seen] = node
+                    n_seen += 1
+                if accumulate:
+                    for q in range(S):
+                        node_acc[node, q] += wt * row_stats[i, q]
+                b0 = branch_ptr[node]
+                if branch_ptr[node + 1] == b0:
+                    break
+                b = _branch_of(X[i, feature[node]], node, threshold, cat_ptr, cat_branch,
+                               missing_branch)
+                if b >= 0:
+                    node = branch_child[b0 + b]
+                    continue
+                if top == cap:
+                    cap *= 2
+                    fnode2 = np.empty(cap, dtype=np.int64)
+                    fbranch2 = np.empty(cap, dtype=np.int64)
+                    fweight2 = np.empty(cap)
+                    facc2 = np.empty((cap, V))
+                    for q in range(top):
+                        fnode2[q] = fnode[q]
+                        fbranch2[q] = fbranch[q]
+                        fweight2[q] = fweight[q]
+                        for v in range(V):
+                            facc2[q, v] = facc[q, v]
+                    fnode, fbranch, fweight, facc = fnode2, fbranch2, fweight2, facc2
+                fnode[top] = node
+                fbranch[top] = 0
+                fweight[top] = wt
                 for v in range(V):
-                    out_value[i, v] += wt * value[node, v]
-                if wt > best:
-                    best = wt
-                    out_leaf[i] = node
-                continue
-            b = _branch_of(X[i, feature[node]], node, threshold, cat_ptr, cat_branch,
-                           missing_branch)
-            if top + (b1 - b0) > cap:
-                cap = 2 * (top + (b1 - b0))
-                snode2 = np.empty(cap, dtype=np.int64)
-                sw2 = np.empty(cap)
-                for q in range(top):
-                    snode2[q] = snode[q]
-                    sw2[q] = sw[q]
-                snode, sw = snode2, sw2
-            if b >= 0:
-                snode[top] = branch_child[b0 + b]
-                sw[top] = wt
+                    facc[top, v] = 0.0
                 top += 1
-            else:
-                total = 0.0
-                for k in range(b0, b1):
-                    total += wnode[branch_child[k]]
-                # Pushed last branch first so that branches are visited in order.
-                for k in range(b1 - 1, b0 - 1, -1):
-                    c = branch_child[k]
-                    share = wt * wnode[c] / total
-                    if share > 0.0:
-                        snode[top] = c
-                        sw[top] = share
-                        top += 1
+                wt = wt * _branch_ratio(node, 0, branch_ptr, branch_child, wnode)
+                node = branch_child[b0]
+            if wt > best:
+                best = wt
+                out_leaf[i] = node
+            for v in range(V):
+                res[v] = value[node, v]
+            # Up: add the finished branch to its frame; go down the frame's next branch or
+            # close the frame and pass its sum further up.
+            done = True
+            while top > 0:
+                f = top - 1
+                p = fnode[f]
+                b = fbranch[f]
+                r = _branch_ratio(p, b, branch_ptr, branch_child, wnode)
+                for v in range(V):
+                    facc[f, v] += r * res[v]
+                b += 1
+                if b < branch_ptr[p + 1] - branch_ptr[p]:
+                    fbranch[f] = b
+                    wt = fweight[f] * _branch_ratio(p, b, branch_ptr, branch_child, wnode)
+                    node = branch_child[branch_ptr[p] + b]
+                    done = False
+                    break
+                for v in range(V):
+                    res[v] = facc[f, v]
+                top -= 1
+        for v in range(V):
+            out_value[i, v] = res[v]
         if record and not write:
             path_ptr[i + 1] = path_ptr[i] + n_seen
 
@@ -239,6 +274,20 @@ def _path_indices(leaves, branch_ptr, branch_child, depth):
             p -= 1
             node = parent[node]
     return indptr, indices
+
+
+def expected_costs(proba: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Expected cost of predicting each class: ``sum_i proba[:, i] * cost[i, :]``.
+
+    Summed over the true classes ``i`` in order, one fixed order of operations (a BLAS product
+    may group them differently), so that exported code computing the same sum in the same
+    order picks the same least-cost class even where two classes nearly tie.
+    """
+    proba = np.atleast_2d(proba)
+    out = proba[:, :1] * cost[0]
+    for i in range(1, cost.shape[0]):
+        out = out + proba[:, i:i + 1] * cost[i]
+    return out
 
 
 def binary_branches(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

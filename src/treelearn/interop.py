@@ -120,3 +120,23 @@ def from_sklearn(estimator) -> BaseDecisionTree:
                                                "feature_names_in_", "max_features_"))
     model.n_outputs_ = 1
     return model
+
+
+def estimator_and_tree(model, caller: str):
+    """``(estimator or None, Tree)`` of a fitted treelearn estimator, a fitted scikit-learn
+    decision tree (converted with :func:`from_sklearn`) or a bare :class:`Tree`.
+
+    The one place where pruning and export accept "any tree"; ``caller`` names the function in
+    the TypeError raised for anything else.
+    """
+    if isinstance(model, Tree):
+        return None, model
+    tree = getattr(model, "tree_", None)
+    if isinstance(tree, Tree):
+        return model, tree
+    if tree is not None and type(model).__module__.startswith("sklearn."):
+        est = from_sklearn(model)
+        return est, est.tree_
+    raise TypeError(f"{caller} needs a fitted treelearn estimator, a fitted scikit-learn "
+                    "DecisionTreeClassifier/Regressor or a treelearn Tree; got "
+                    f"{type(model).__name__}.")

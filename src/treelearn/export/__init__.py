@@ -1,10 +1,22 @@
-"""Reading a tree: exporters read only the flat :class:`~treelearn._tree.Tree`.
+"""Reading a tree: exporters read only the flat :class:`~treelearn._tree.Tree` (through
+:func:`~treelearn.export._view.view_of`), so they work for every estimator, multiway categorical
+nodes and missing-value routing included, and for fitted scikit-learn trees.
 
-The pruning pictures (:mod:`treelearn.export.plot_pruning`) import matplotlib only when called.
+* text: :func:`export_text`, :func:`export_rules` (one rule per leaf), :func:`leaf_rules`;
+* code: :func:`export_python`, :func:`export_sql` (predict exactly like the model);
+* graphs: :func:`export_graphviz` (DOT text), :func:`render_graphviz` (SVG/PNG/PDF via ``dot``);
+
+matplotlib is imported only when a plotting function is called.
 """
 
+from .code import export_python, export_sql, raw_threshold
+from .graphviz import export_graphviz, render_graphviz
 from .plot_pruning import plot_cost_complexity, plot_cv_pruning, plot_pruned_tree, plot_tree_size
+from .rules import LeafRule, export_rules, leaf_rules
 from .text import export_text
 
-__all__ = ["export_text", "plot_cost_complexity", "plot_cv_pruning", "plot_pruned_tree",
-           "plot_tree_size"]
+__all__ = [
+    "LeafRule", "export_graphviz", "export_python", "export_rules", "export_sql", "export_text",
+    "leaf_rules", "plot_cost_complexity", "plot_cv_pruning", "plot_pruned_tree", "plot_tree_size",
+    "raw_threshold", "render_graphviz",
+]

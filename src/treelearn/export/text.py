@@ -7,26 +7,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._tree import TREE_LEAF, Tree
-
-
-def _tree_of(model) -> tuple[Tree, object]:
-    if isinstance(model, Tree):
-        return model, None
-    if not hasattr(model, "tree_"):
-        raise TypeError("export_text expects a fitted treelearn estimator or a Tree; "
-                        f"got {type(model).__name__} without a tree_ attribute.")
-    return model.tree_, model
+from ._view import TreeView, view_of
 
 
 def export_text(model, *, feature_names: Sequence[str] | None = None,
                 class_names: Sequence[str] | None = None, max_depth: int = 10,
-                decimals: int = 2, show_weights: bool = False, show_impurity: bool = False,
+                decimals: int = 2, show_weights: bool = False,
+                show_proportions: bool = False, show_impurity: bool = False,
                 show_samples: bool = False) -> str:
     """Render a fitted tree as indented text, one line per branch and leaf.
 
     Parameters
     ----------
-    model : fitted estimator or Tree
+    model : fitted treelearn or scikit-learn tree, or Tree
         The tree to render.
     feature_names : sequence of str, optional
         Names of the features; defaults to ``feature_names_in_`` or ``feature_0, ...``.
@@ -38,6 +31,8 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         Digits shown for thresholds and values.
     show_weights : bool, default=False
         Show each leaf's weighted class counts (classifiers).
+    show_proportions : bool, default=False
+        Show each leaf's class proportions (classifiers).
     show_impurity, show_samples : bool, default=False
         Show each leaf's impurity / sample count.
 
@@ -45,22 +40,12 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
     -------
     text : str
     """
-    tree, est = _tree_of(model)
     if not isinstance(max_depth, int | np.integer) or max_depth < 0:
         raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}.")
     if not isinstance(decimals, int | np.integer) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int, got {decimals!r}.")
-    if feature_names is None:
-        names = getattr(est, "feature_names_in_", None)
-        feature_names = (list(names) if names is not None
-                         else [f"feature_{i}" for i in range(tree.n_features)])
-    elif len(feature_names) != tree.n_features:
-        raise ValueError(f"feature_names has {len(feature_names)} names but the tree has "
-                         f"{tree.n_features} features.")
-    is_clf = tree.n_classes[0] > 1 or hasattr(est, "classes_")
-    if class_names is None and is_clf:
-        class_names = list(getattr(est, "classes_", range(tree.value.shape[2])))
-    levels = getattr(est, "categories_", None)
+    view = view_of(model, feature_names, class_names, "export_text")
+    tree, feature_names = view.tree, view.feature_names
     lines: list[str] = []
     depths = tree.node_depths()
     # Explicit stack of (node, text before the node's line or None for the node itself).
@@ -73,15 +58,15 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         depth = depths[node]
         indent = "|   " * depth + "|--- "
         if tree.children_left[node] == TREE_LEAF:
-            lines.append(indent + _leaf_text(tree, node, is_clf, class_names, decimals,
-                                             show_weights, show_impurity, show_samples))
+            lines.append(indent + _leaf_text(view, node, decimals, show_weights,
+                                             show_proportions, show_impurity, show_samples))
             continue
         if depth >= max_depth:
             sub = int(depths[_descendants(tree, node)].max() - depth)
             lines.append(indent + f"truncated branch of depth {sub}")
             continue
         conditions = _branch_conditions(tree, node, feature_names[tree.feature[node]],
-                                        levels, decimals)
+                                        view.categories, decimals)
         for child, cond in reversed(list(zip(tree.children(node), conditions, strict=True))):
             stack.append((int(child), None))
             stack.append((-1, indent + cond))
@@ -95,7 +80,7 @@ def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) 
     nb = int(tree.n_branches[node])
     c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
     if c1 > c0:
-        names = (list(levels[f]) if levels is not None and levels[f] is not None
+        names = (list(levels[f]) if levels[f] is not None
                  else [f"level {c}" for c in range(c1 - c0)])
         cmap = tree.cat_branch[c0:c1]
         out = []
@@ -127,11 +112,14 @@ def _descendants(tree: Tree, node: int) -> np.ndarray:
     return np.asarray(out)
 
 
-def _leaf_text(tree, node, is_clf, class_names, decimals, show_weights, show_impurity,
-               show_samples) -> str:
+def _leaf_text(view: TreeView, node: int, decimals: int, show_weights: bool,
+               show_proportions: bool, show_impurity: bool, show_samples: bool) -> str:
+    tree = view.tree
     v = tree.value[node, 0]
-    if is_clf:
-        text = f"class: {class_names[int(np.argmax(v))]}"
+    if view.is_classifier:
+        text = f"class: {view.node_prediction_text(node)}"
+        if show_proportions:
+            text = "proportions: [" + ", ".join(f"{p:.{decimals}f}" for p in v) + "] " + text
         if show_weights:
             counts = v * tree.weighted_n_node_samples[node]
             text = "weights: [" + ", ".join(f"{c:.{decimals}f}" for c in counts) + "] " + text

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._tree import Tree
+from .._tree import Tree, expected_costs
 
 
 def tree_node_losses(tree: Tree, X, codes=None, y=None, w=None, cost=None) -> np.ndarray:
@@ -40,7 +40,7 @@ def tree_node_losses(tree: Tree, X, codes=None, y=None, w=None, cost=None) -> np
                 raise ValueError("y holds classes the model never saw; their "
                                  "misclassification cost is undefined.")
             per_pred = acc[:, :K] @ cost
-            return per_pred[nodes, np.argmin(value @ cost, axis=1)]
+            return per_pred[nodes, np.argmin(expected_costs(value, cost), axis=1)]
         return acc.sum(axis=1) - acc[nodes, np.argmax(value, axis=1)]
     y = np.asarray(y, dtype=np.float64)
     acc = tree.node_sums(X, np.column_stack([w, w * y, w * y * y]))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import njit
-from .._tree import Tree
+from .._tree import Tree, expected_costs
 
 
 @njit
@@ -302,7 +302,7 @@ def node_risk(tree: Tree, risk: str = "impurity", cost_matrix=None) -> np.ndarra
         if cost_matrix is None:
             r = w * (1.0 - p.max(axis=1))
         else:
-            r = w * (p @ np.asarray(cost_matrix, dtype=float)).min(axis=1)
+            r = w * expected_costs(p, np.asarray(cost_matrix, dtype=float)).min(axis=1)
     else:
         raise ValueError(f"risk must be one of {RISKS}; got {risk!r}.")
     return r / w[0]

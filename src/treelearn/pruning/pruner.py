@@ -19,23 +19,6 @@ from .._tree import Tree
 from .cost_complexity import RISKS, CostComplexityPath, cost_complexity_path, prune_steps
 
 
-def _as_model(model):
-    """(estimator or None, Tree) from a treelearn estimator, a scikit-learn tree or a Tree."""
-    if isinstance(model, Tree):
-        return None, model
-    tree = getattr(model, "tree_", None)
-    if isinstance(tree, Tree):
-        return model, tree
-    if tree is not None and type(model).__module__.startswith("sklearn."):
-        from ..interop import from_sklearn
-
-        est = from_sklearn(model)
-        return est, est.tree_
-    raise TypeError("Pruner needs a fitted treelearn estimator, a fitted scikit-learn "
-                    f"DecisionTreeClassifier/Regressor or a treelearn Tree; got "
-                    f"{type(model).__name__}.")
-
-
 class Pruner:
     """Weakest-link (minimal cost-complexity) pruning of one fitted tree.
 
@@ -68,7 +51,9 @@ class Pruner:
     def __init__(self, model, risk: str = "impurity"):
         if risk not in RISKS:
             raise ValueError(f"risk must be one of {RISKS}; got {risk!r}.")
-        self.estimator, self.original = _as_model(model)
+        from ..interop import estimator_and_tree
+
+        self.estimator, self.original = estimator_and_tree(model, "Pruner")
         cost = getattr(self.estimator, "cost_matrix_", None)
         self.risk = risk
         self.path: CostComplexityPath = cost_complexity_path(self.original, risk, cost)

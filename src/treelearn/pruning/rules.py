@@ -28,79 +28,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._tree import MISSING_FRACTIONAL, Tree
+from .._paths import leaf_conditions
 from .pessimistic import u_cf
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One test of a rule on feature ``feature`` (a column of the encoded X).
-
-    ``op`` is "<=" or ">" (with ``threshold``) or "in" (``levels``: level codes; ``known``:
-    the levels the node routes, any other level is treated as missing); a missing value
-    satisfies it when ``missing`` is True.
-    """
-
-    feature: int
-    op: str
-    threshold: float = np.nan
-    levels: tuple = ()
-    missing: bool = False
-    known: tuple = ()
-
-    def satisfied(self, X: np.ndarray) -> np.ndarray:
-        """Boolean mask of the rows of encoded ``X`` that pass the test."""
-        x = X[:, self.feature]
-        nan = np.isnan(x)
-        if self.op == "in":
-            codes = np.where(nan, -1, x).astype(np.int64)
-            ok = np.isin(codes, np.asarray(self.levels, dtype=np.int64))
-            # A level outside ``levels`` that the node never saw is routed as missing.
-            return ok | ((nan | ~np.isin(codes, np.asarray(self.known, dtype=np.int64)))
-                         & self.missing)
-        # float32 values against the float64 threshold, as the tree compares them.
-        x64 = x.astype(np.float64)
-        ok = (x64 <= self.threshold) if self.op == "<=" else (x64 > self.threshold)
-        return ok | (nan & self.missing)
-
-    def text(self, names=None, categories=None, show_missing: bool = True) -> str:
-        name = names[self.feature] if names is not None else f"feature_{self.feature}"
-        if self.op == "in":
-            lv = categories[self.feature] if categories is not None else None
-            shown = [str(lv[c]) if lv is not None else str(c) for c in self.levels]
-            s = (f"{name} = {shown[0]}" if len(shown) == 1
-                 else f"{name} in {{{', '.join(shown)}}}")
-        else:
-            s = f"{name} {self.op} {self.threshold:.6g}"
-        return f"({s} or missing)" if self.missing and show_missing else s
-
-
-def _condition(tree: Tree, node: int, branch: int) -> Condition:
-    mb = tree.missing_branch[node]
-    missing = bool(mb == branch or mb == MISSING_FRACTIONAL)
-    f = int(tree.feature[node])
-    cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
-    if cb.size:
-        return Condition(f, "in", levels=tuple(np.flatnonzero(cb == branch).tolist()),
-                         missing=missing, known=tuple(np.flatnonzero(cb >= 0).tolist()))
-    return Condition(f, "<=" if branch == 0 else ">", threshold=float(tree.threshold[node]),
-                     missing=missing)
-
-
-def leaf_conditions(tree: Tree) -> list[tuple[int, list[Condition]]]:
-    """(leaf, conditions on its path) for every leaf, in node order."""
-    out = []
-    stack = [(0, [])]
-    while stack:
-        node, conds = stack.pop()
-        b0, b1 = tree.branch_ptr[node], tree.branch_ptr[node + 1]
-        if b0 == b1:
-            out.append((node, conds))
-            continue
-        for b in range(b1 - b0 - 1, -1, -1):
-            stack.append((int(tree.branch_child[b0 + b]), conds + [_condition(tree, node, b)]))
-    out.sort(key=lambda t: t[0])
-    return out
 
 
 @dataclass

@@ -1,0 +1,100 @@
+"""The routing rule of a :class:`~treelearn._tree.Tree` as data: the test on each branch.
+
+One statement of "which cases take branch ``b`` of node ``i``" for everything that reads a tree
+as conditions rather than running it: C4.5's rules (:mod:`treelearn.pruning.rules`), the text,
+rule, Python and SQL exporters and the explorer (:mod:`treelearn.export`). The compiled router
+(:func:`treelearn._tree.route`) is the other statement; tests check that both agree.
+
+A numeric node sends ``x <= threshold`` to branch 0 and the rest to branch 1 (``x`` compared as
+float32, see :mod:`treelearn._tree`); a categorical node sends each level code to the branch its
+table names; a missing value (and a level the node never saw) goes where ``missing_branch``
+says, which for C4.5's fractional nodes is every branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._tree import MISSING_FRACTIONAL, Tree
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One test of a rule on feature ``feature`` (a column of the encoded X).
+
+    ``op`` is "<=" or ">" (with ``threshold``) or "in" (``levels``: level codes; ``known``:
+    the levels the node routes, any other level is treated as missing); a missing value
+    satisfies it when ``missing`` is True.
+    """
+
+    feature: int
+    op: str
+    threshold: float = np.nan
+    levels: tuple = ()
+    missing: bool = False
+    known: tuple = ()
+
+    def satisfied(self, X: np.ndarray) -> np.ndarray:
+        """Boolean mask of the rows of encoded ``X`` that pass the test."""
+        x = X[:, self.feature]
+        nan = np.isnan(x)
+        if self.op == "in":
+            codes = np.where(nan, -1, x).astype(np.int64)
+            ok = np.isin(codes, np.asarray(self.levels, dtype=np.int64))
+            # A level outside ``levels`` that the node never saw is routed as missing.
+            return ok | ((nan | ~np.isin(codes, np.asarray(self.known, dtype=np.int64)))
+                         & self.missing)
+        # float32 values against the float64 threshold, as the tree compares them.
+        x64 = x.astype(np.float64)
+        ok = (x64 <= self.threshold) if self.op == "<=" else (x64 > self.threshold)
+        return ok | (nan & self.missing)
+
+    def test_text(self, categories=None, decimals: int | None = None) -> str:
+        """The test without the feature's name: ``<= 0.8``, ``= red``, ``in {red, blonde}``;
+        thresholds with ``decimals`` digits (None: 6 significant digits)."""
+        if self.op == "in":
+            lv = categories[self.feature] if categories is not None else None
+            shown = [str(lv[c]) if lv is not None else str(c) for c in self.levels]
+            return f"= {shown[0]}" if len(shown) == 1 else f"in {{{', '.join(shown)}}}"
+        thr = f"{self.threshold:.6g}" if decimals is None else f"{self.threshold:.{decimals}f}"
+        return f"{self.op} {thr}"
+
+    def text(self, names=None, categories=None, show_missing: bool = True,
+             decimals: int | None = None) -> str:
+        """Readable form, e.g. ``petal width <= 0.8`` or ``(hair in {red, blonde} or
+        missing)`` (see :meth:`test_text`)."""
+        name = names[self.feature] if names is not None else f"feature_{self.feature}"
+        s = f"{name} {self.test_text(categories, decimals)}"
+        return f"({s} or missing)" if self.missing and show_missing else s
+
+
+def branch_condition(tree: Tree, node: int, branch: int) -> Condition:
+    """The test a case passes to take branch ``branch`` of internal node ``node``."""
+    mb = tree.missing_branch[node]
+    missing = bool(mb == branch or mb == MISSING_FRACTIONAL)
+    f = int(tree.feature[node])
+    cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
+    if cb.size:
+        return Condition(f, "in", levels=tuple(np.flatnonzero(cb == branch).tolist()),
+                         missing=missing, known=tuple(np.flatnonzero(cb >= 0).tolist()))
+    return Condition(f, "<=" if branch == 0 else ">", threshold=float(tree.threshold[node]),
+                     missing=missing)
+
+
+def node_conditions(tree: Tree) -> list[list[Condition]]:
+    """For every node, the conditions on the path from the root to it (root: none)."""
+    out: list[list[Condition]] = [[] for _ in range(tree.node_count)]
+    ptr, kids = tree.branch_ptr, tree.branch_child
+    # Parents come before their children, so one forward pass sees every parent first.
+    for node in range(tree.node_count):
+        for b in range(ptr[node + 1] - ptr[node]):
+            out[int(kids[ptr[node] + b])] = out[node] + [branch_condition(tree, node, b)]
+    return out
+
+
+def leaf_conditions(tree: Tree) -> list[tuple[int, list[Condition]]]:
+    """(leaf, conditions on its path) for every leaf, in node order."""
+    conds = node_conditions(tree)
+    return [(i, conds[i]) for i in np.flatnonzero(tree.branch_ptr[1:] == tree.branch_ptr[:-1])]

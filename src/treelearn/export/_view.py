@@ -1,0 +1,99 @@
+"""What every exporter reads of a model: its flat tree plus the names that make it readable.
+
+Exporters accept a fitted treelearn estimator, a fitted scikit-learn decision tree (converted
+with :func:`treelearn.from_sklearn`) or a bare :class:`~treelearn._tree.Tree`; this module turns
+any of them into one :class:`TreeView`, so no exporter looks at estimators itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._tree import Tree, expected_costs
+
+
+@dataclass(frozen=True)
+class TreeView:
+    """A tree with its feature names, class names, categorical levels and cost matrix.
+
+    Attributes
+    ----------
+    tree : Tree
+    feature_names : list of str
+        One per feature (``feature_names_in_`` or ``feature_0, ...`` unless given).
+    class_names : list of str or None
+        One per class for classifiers; None for regressors.
+    classes : ndarray or None
+        The class labels themselves (``classes_``; ``0..K-1`` for a bare Tree).
+    categories : list
+        Per feature, the levels of a categorical feature (in code order) or None.
+    cost_matrix : ndarray or None
+        ``misclassification_cost`` of a classifier fitted with one (predict = least expected
+        cost instead of the most probable class).
+    """
+
+    tree: Tree
+    feature_names: list
+    class_names: list | None
+    classes: np.ndarray | None
+    categories: list
+    cost_matrix: np.ndarray | None
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.class_names is not None
+
+    def leaf_class(self, value: np.ndarray) -> np.ndarray:
+        """Class index predicted from rows of class fractions (the estimator's rule)."""
+        value = np.atleast_2d(value)
+        if self.cost_matrix is not None:
+            return np.argmin(expected_costs(value, self.cost_matrix), axis=1)
+        return np.argmax(value, axis=1)
+
+    def node_prediction_text(self, node: int, decimals: int = 2) -> str:
+        """The prediction of ``node`` as a leaf: a class name or a value."""
+        v = self.tree.value[node, 0]
+        if self.is_classifier:
+            return str(self.class_names[int(self.leaf_class(v)[0])])
+        return f"{v[0]:.{decimals}f}"
+
+
+def view_of(model, feature_names: Sequence[str] | None = None,
+            class_names: Sequence | None = None, caller: str = "export") -> TreeView:
+    """The :class:`TreeView` of ``model``; names given here override the model's own."""
+    from ..interop import estimator_and_tree
+
+    est, tree = estimator_and_tree(model, caller)
+    if feature_names is None:
+        names = getattr(est, "feature_names_in_", None)
+        feature_names = ([str(n) for n in names] if names is not None
+                         else [f"feature_{i}" for i in range(tree.n_features)])
+    else:
+        if isinstance(feature_names, str) or len(feature_names) != tree.n_features:
+            got = 1 if isinstance(feature_names, str) else len(feature_names)
+            raise ValueError(f"feature_names has {got} names but the tree has "
+                             f"{tree.n_features} features.")
+        feature_names = [str(n) for n in feature_names]
+    is_clf = hasattr(est, "classes_") if est is not None else tree.n_classes[0] > 1
+    classes = None
+    if is_clf:
+        classes = np.asarray(getattr(est, "classes_", np.arange(tree.value.shape[2])))
+        if class_names is None:
+            class_names = [str(c) for c in classes.tolist()]
+        elif isinstance(class_names, str) or len(class_names) != classes.shape[0]:
+            got = 1 if isinstance(class_names, str) else len(class_names)
+            raise ValueError(f"class_names has {got} names but the tree has "
+                             f"{classes.shape[0]} classes.")
+        else:
+            class_names = [str(c) for c in class_names]
+    else:
+        class_names = None
+    categories = getattr(est, "categories_", None)
+    if categories is None:
+        categories = [None] * tree.n_features
+    cost = getattr(est, "cost_matrix_", None)
+    return TreeView(tree, list(feature_names), class_names, classes, list(categories),
+                    None if cost is None else np.asarray(cost, dtype=np.float64))
