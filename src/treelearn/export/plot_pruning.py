@@ -9,44 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tree import Tree
+from .plot import axes as _axes
+from .plot import tree_layout
 
 KEPT_COLOR = "tab:green"
 PRUNED_COLOR = "tab:red"
-
-
-def _axes(ax):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - the test extras install matplotlib
-        raise ImportError('plotting needs matplotlib: pip install "treelearn[plot]"') from exc
-    if ax is None:
-        _, ax = plt.subplots()
-    return ax
-
-
-def tree_layout(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of every node: leaves at consecutive x in depth-first order, a parent centred
-    over its children, y = -depth."""
-    n = tree.node_count
-    x = np.zeros(n)
-    depth = tree.node_depths()
-    ptr, kids = tree.branch_ptr, tree.branch_child
-    next_x = 0.0
-    order = []
-    stack = [0]
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        stack.extend(kids[ptr[i]:ptr[i + 1]][::-1].tolist())
-    for i in order:
-        if ptr[i + 1] == ptr[i]:
-            x[i] = next_x
-            next_x += 1.0
-    for i in reversed(order):
-        if ptr[i + 1] > ptr[i]:
-            x[i] = x[kids[ptr[i]:ptr[i + 1]]].mean()
-    return x, -depth.astype(float)
 
 
 def plot_cost_complexity(pruner, weights, complexity: str = "leaves", ax=None):

@@ -1,0 +1,291 @@
+"""Pictures of a tree with matplotlib: the tree itself, decision regions, feature importances.
+
+matplotlib is optional (``pip install "treelearn[plot]"``) and imported when a function is
+called. Every function draws on ``ax`` (a new figure's axes when None) and returns it.
+:func:`tree_layout` and :func:`node_boxes` are the geometry, shared with the pruning pictures
+and the explorer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._paths import branch_condition
+from .._tree import Tree
+from ._view import TreeView, view_of
+from .graphviz import PALETTE, node_colors
+
+
+def axes(ax, figsize=None):
+    """``ax``, or the axes of a new figure of ``figsize`` (importing matplotlib only now)."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - the test extras install matplotlib
+        raise ImportError('plotting needs matplotlib: pip install "treelearn[plot]"') from exc
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def tree_layout(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of every node: leaves at consecutive x in depth-first order, a parent centred
+    over its children, y = -depth."""
+    n = tree.node_count
+    x = np.zeros(n)
+    depth = tree.node_depths()
+    ptr, kids = tree.branch_ptr, tree.branch_child
+    next_x = 0.0
+    order = []
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(kids[ptr[i]:ptr[i + 1]][::-1].tolist())
+    for i in order:
+        if ptr[i + 1] == ptr[i]:
+            x[i] = next_x
+            next_x += 1.0
+    for i in reversed(order):
+        if ptr[i + 1] > ptr[i]:
+            x[i] = x[kids[ptr[i]:ptr[i + 1]]].mean()
+    return x, -depth.astype(float)
+
+
+def node_boxes(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
+    """The region of feature space each node covers: ``(lo, hi)`` of shape (node_count,
+    n_features), a node holding the points with ``lo < x <= hi`` in every feature.
+
+    Only for trees of binary numeric splits (categorical nodes have no box).
+    """
+    if np.any(np.diff(tree.cat_ptr) > 0) or not tree.is_binary:
+        raise ValueError("regions are boxes only for trees of binary numeric splits; this tree "
+                         "has categorical or multiway nodes.")
+    lo = np.full((tree.node_count, tree.n_features), -np.inf)
+    hi = np.full((tree.node_count, tree.n_features), np.inf)
+    # Parents come first: each node narrows its parent's box.
+    for i in range(tree.node_count):
+        left, right = tree.children_left[i], tree.children_right[i]
+        if left < 0:
+            continue
+        f, t = tree.feature[i], tree.threshold[i]
+        lo[left], hi[left] = lo[i], hi[i]
+        lo[right], hi[right] = lo[i], hi[i]
+        hi[left, f] = min(hi[i, f], t)
+        lo[right, f] = max(lo[i, f], t)
+    return lo, hi
+
+
+def plot_tree(model, *, feature_names: Sequence[str] | None = None,
+              class_names: Sequence | None = None, max_depth: int | None = None,
+              filled: bool = True, decimals: int = 2, fontsize: float = 8, ax=None):
+    """Draw the tree: a box per node (test or prediction, samples, class or value), each edge
+    labelled with its branch's test. No Graphviz needed.
+
+    Parameters
+    ----------
+    model : fitted treelearn or scikit-learn tree, or Tree
+    feature_names, class_names : sequence, optional
+        Names to use instead of the model's.
+    max_depth : int, optional
+        Draw nodes down to this depth only.
+    filled : bool, default=True
+        Colour nodes as :func:`~treelearn.export.export_graphviz` does.
+    decimals : int, default=2
+    fontsize : float, default=8
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    if max_depth is not None and (not isinstance(max_depth, int | np.integer) or max_depth < 0):
+        raise ValueError(f"max_depth must be a non-negative int or None, got {max_depth!r}.")
+    view = view_of(model, feature_names, class_names, "plot_tree")
+    tree = view.tree
+    if max_depth is not None and tree.max_depth > max_depth:
+        # the tree cut at max_depth: nodes there become leaves showing their own prediction
+        cut = (tree.node_depths() == max_depth) & (tree.children_left >= 0)
+        tree = tree.subtree(cut)
+        view = TreeView(tree, view.feature_names, view.class_names, view.classes,
+                        view.categories, view.cost_matrix)
+    x, y = tree_layout(tree)
+    # a new figure wide enough for a box per leaf at this font size
+    ax = axes(ax, figsize=(max(6.0, 0.16 * fontsize * tree.n_leaves),
+                           max(4.0, 0.12 * fontsize * (tree.max_depth + 1))))
+    colors = node_colors(view) if filled else ["white"] * tree.node_count
+    for i in range(tree.node_count):
+        for b, c in enumerate(tree.children(i)):
+            ax.plot([x[i], x[c]], [y[i], y[c]], color="0.5", linewidth=0.8, zorder=1)
+            cond = branch_condition(tree, i, b)
+            text = cond.test_text(view.categories, decimals) + (" or missing" if cond.missing
+                                                                else "")
+            ax.text((x[i] + x[c]) / 2, (y[i] + y[c]) / 2, text, fontsize=fontsize * 0.8,
+                    ha="center", va="center", color="0.25", zorder=2,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none"})
+        lines = []
+        if tree.children_left[i] >= 0:
+            lines.append(view.feature_names[int(tree.feature[i])])
+        lines.append(f"samples = {tree.n_node_samples[i]}")
+        lines.append(("class = " if view.is_classifier else "value = ")
+                     + view.node_prediction_text(i, decimals))
+        ax.text(x[i], y[i], "\n".join(lines), fontsize=fontsize, ha="center", va="center",
+                zorder=3, gid=f"node-{i}",
+                bbox={"boxstyle": "round,pad=0.3", "fc": colors[i], "ec": "0.2"})
+    ax.set_xlim(x.min() - 0.7, x.max() + 0.7)
+    ax.set_ylim(y.min() - 0.5, 0.5)
+    ax.set_axis_off()
+    return ax
+
+
+def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str] | None = None,
+                          class_names: Sequence | None = None, margin: float = 0.05,
+                          alpha: float = 0.35, ax=None):
+    """The decision regions of a tree on two numeric features, drawn as its leaves' exact
+    rectangles (one per leaf, not a grid of predictions), with the data on top.
+
+    Parameters
+    ----------
+    model : fitted treelearn or scikit-learn tree, or Tree
+        Fitted on exactly two numeric features.
+    X : array-like of shape (n_samples, 2), optional
+        Points to draw (and the extent of the picture); without it the picture spans the
+        thresholds.
+    y : array-like of shape (n_samples,), optional
+        Their classes (coloured like the regions) or values.
+    feature_names, class_names : sequence, optional
+        Axis labels and legend entries instead of the model's names.
+    margin : float, default=0.05
+        Space around the data, as a share of its range.
+    alpha : float, default=0.35
+        Opacity of the regions.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        Its patches are the leaves' rectangles (``gid`` = ``leaf-<node>``).
+    """
+    view = view_of(model, feature_names, class_names, "plot_decision_regions")
+    tree = view.tree
+    if tree.n_features != 2:
+        raise ValueError(f"decision regions need a tree of two features; this one has "
+                         f"{tree.n_features}.")
+    lo, hi = node_boxes(tree)
+    if X is not None:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != 2:
+            raise ValueError(f"X must have shape (n_samples, 2); got {X.shape}.")
+        pts = X[np.isfinite(X).all(axis=1)]
+    else:
+        pts = np.zeros((0, 2))
+    edges = [np.concatenate([pts[:, f], tree.threshold[tree.feature == f]]) for f in (0, 1)]
+    limits = []
+    for e in edges:
+        a, b = (float(e.min()), float(e.max())) if e.size else (0.0, 1.0)
+        pad = (b - a) * margin if b > a else 1.0
+        limits.append((a - pad, b + pad))
+    ax = axes(ax)
+    from matplotlib.patches import Rectangle
+
+    leaves = np.flatnonzero(tree.children_left < 0)
+    value = tree.value[:, 0, :]
+    if view.is_classifier:
+        cls = view.leaf_class(value)
+        face = [PALETTE[int(c) % len(PALETTE)] for c in cls]
+    else:
+        import matplotlib as mpl
+
+        v = value[:, 0]
+        norm = mpl.colors.Normalize(v[leaves].min(), v[leaves].max())
+        cmap = mpl.colormaps["viridis"]
+        face = [cmap(norm(val)) for val in v]
+    for leaf in leaves:
+        x0, x1 = np.clip([lo[leaf, 0], hi[leaf, 0]], *limits[0])
+        y0, y1 = np.clip([lo[leaf, 1], hi[leaf, 1]], *limits[1])
+        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=face[leaf], alpha=alpha,
+                               edgecolor="0.3", linewidth=0.6, gid=f"leaf-{leaf}"))
+    if pts.shape[0]:
+        if y is None:
+            ax.scatter(pts[:, 0], pts[:, 1], s=12, c="k")
+        elif view.is_classifier:
+            y = np.asarray(y)[np.isfinite(X).all(axis=1)]
+            for k, c in enumerate(view.classes):
+                m = y == c
+                if m.any():
+                    ax.scatter(pts[m, 0], pts[m, 1], s=14, color=PALETTE[k % len(PALETTE)],
+                               edgecolors="k", linewidths=0.4, label=view.class_names[k])
+            ax.legend(loc="best", fontsize=8)
+        else:
+            y = np.asarray(y, dtype=float)[np.isfinite(X).all(axis=1)]
+            ax.scatter(pts[:, 0], pts[:, 1], s=14, c=y, cmap="viridis", edgecolors="k",
+                       linewidths=0.4, norm=norm)
+    ax.set_xlim(*limits[0])
+    ax.set_ylim(*limits[1])
+    ax.set_xlabel(view.feature_names[0])
+    ax.set_ylabel(view.feature_names[1])
+    ax.set_title(f"Decision regions ({leaves.size} leaves)")
+    return ax
+
+
+def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
+                             n_repeats: int = 10, random_state=0, top: int | None = None,
+                             feature_names: Sequence[str] | None = None, ax=None):
+    """Feature importances as horizontal bars, most important on top.
+
+    Parameters
+    ----------
+    model : fitted estimator (or Tree for ``kind="impurity"``)
+    X, y : array-like, optional
+        Data for permutation importances (e.g. held-out data).
+    kind : {"impurity", "permutation", "both"}, default="impurity"
+        Mean decrease in impurity (``feature_importances_``, normalised), the mean drop of the
+        score when a feature's values are shuffled (scikit-learn's
+        ``permutation_importance``, error bars: its standard deviation), or both side by side.
+    n_repeats : int, default=10
+        Shuffles per feature (permutation).
+    random_state : int, RandomState or None, default=0
+        Seed of the shuffles.
+    top : int, optional
+        Show only the ``top`` most important features (by the first kind shown).
+    feature_names : sequence of str, optional
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    if kind not in ("impurity", "permutation", "both"):
+        raise ValueError(f'kind must be "impurity", "permutation" or "both"; got {kind!r}.')
+    view = view_of(model, feature_names, None, "plot_feature_importances")
+    series = {}
+    if kind in ("impurity", "both"):
+        series["impurity"] = (view.tree.compute_feature_importances(), None)
+    if kind in ("permutation", "both"):
+        if X is None or y is None:
+            raise ValueError("permutation importances need X and y.")
+        if not hasattr(model, "fit"):
+            raise TypeError("permutation importances need a fitted estimator, not a Tree.")
+        from sklearn.inspection import permutation_importance
+
+        r = permutation_importance(model, X, y, n_repeats=n_repeats, random_state=random_state)
+        series["permutation"] = (r.importances_mean, r.importances_std)
+    first = next(iter(series.values()))[0]
+    order = np.argsort(-first, kind="stable")
+    if top is not None:
+        order = order[:top]
+    ax = axes(ax)
+    height = 0.8 / len(series)
+    pos = np.arange(order.size)[::-1]
+    for k, (name, (mean, std)) in enumerate(series.items()):
+        ax.barh(pos + (len(series) - 1 - 2 * k) * height / 2, mean[order], height=height,
+                xerr=None if std is None else std[order], label=name,
+                color=PALETTE[k], capsize=2)
+    ax.set_yticks(pos)
+    ax.set_yticklabels([view.feature_names[i] for i in order])
+    ax.set_xlabel("importance")
+    ax.set_title("Feature importances")
+    if len(series) > 1:
+        ax.legend()
+    return ax

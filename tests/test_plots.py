@@ -1,0 +1,140 @@
+"""matplotlib pictures of a tree, rendered headless (Agg): the artists they must contain."""
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.patches import Rectangle
+from sklearn.datasets import load_iris
+from test_tables import SUNBURN, SUNBURN_Y
+
+import treelearn as tl
+from treelearn.export import plot_decision_regions, plot_feature_importances, plot_tree
+from treelearn.export.graphviz import PALETTE
+from treelearn.export.plot import node_boxes
+
+matplotlib.use("Agg")
+IRIS = load_iris()
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    matplotlib.pyplot.close("all")
+
+
+def noisy_square(n=500, seed=20180904):
+    """The tutorial's data (../shared/LITERATURE.md): class 1 where x + y > 1, 10% flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2))
+    y = (X.sum(axis=1) > 1).astype(int)
+    flip = rng.random(n) < 0.1
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+def leaf_patches(ax):
+    return [p for p in ax.patches if isinstance(p, Rectangle) and str(p.get_gid()).startswith(
+        "leaf-")]
+
+
+def test_decision_regions_are_the_leaves_exact_rectangles():
+    X, y = noisy_square()
+    est = tl.DecisionTreeClassifier(random_state=0, max_depth=6).fit(X, y)
+    ax = plot_decision_regions(est, X, y, feature_names=["x", "y"])
+    rects = leaf_patches(ax)
+    assert len(rects) == est.get_n_leaves()
+    # the rectangles tile the picture: their areas add up to it
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    area = sum(r.get_width() * r.get_height() for r in rects)
+    assert area == pytest.approx((x1 - x0) * (y1 - y0))
+    # every rectangle has the colour of the class the model predicts inside it
+    for r in rects:
+        if r.get_width() == 0 or r.get_height() == 0:
+            continue
+        centre = [[r.get_x() + r.get_width() / 2, r.get_y() + r.get_height() / 2]]
+        leaf = int(r.get_gid().split("-")[1])
+        assert est.apply(centre)[0] == leaf
+        cls = est.predict(centre)[0]
+        np.testing.assert_allclose(r.get_facecolor()[:3],
+                                   matplotlib.colors.to_rgb(PALETTE[cls]))
+    # the data on top, one scatter per class, every point drawn
+    assert sum(c.get_offsets().shape[0] for c in ax.collections) == len(X)
+    assert ax.get_xlabel() == "x" and ax.get_title() == f"Decision regions ({len(rects)} leaves)"
+
+
+def test_decision_regions_of_a_regressor_and_without_data():
+    X, _ = noisy_square(200, 1)
+    reg = tl.DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * 2 + X[:, 1])
+    ax = plot_decision_regions(reg, X, X[:, 0])
+    assert len(leaf_patches(ax)) == reg.get_n_leaves()
+    ax = plot_decision_regions(reg)  # the thresholds set the extent
+    assert len(leaf_patches(ax)) == reg.get_n_leaves()
+
+
+def test_decision_region_errors():
+    est = tl.DecisionTreeClassifier().fit(IRIS.data, IRIS.target)
+    with pytest.raises(ValueError, match="need a tree of two features; this one has 4"):
+        plot_decision_regions(est)
+    two = tl.DecisionTreeClassifier().fit(IRIS.data[:, :2], IRIS.target)
+    with pytest.raises(ValueError, match=r"X must have shape \(n_samples, 2\)"):
+        plot_decision_regions(two, IRIS.data)
+    cat = tl.ID3Classifier().fit(SUNBURN[["Hair", "Lotion"]], SUNBURN_Y)
+    with pytest.raises(ValueError, match="binary numeric splits"):
+        node_boxes(cat.tree_)
+
+
+def test_node_boxes_hold_the_points_of_each_node():
+    X, y = noisy_square()
+    est = tl.DecisionTreeClassifier(random_state=0).fit(X, y)
+    lo, hi = node_boxes(est.tree_)
+    path = est.decision_path(X).toarray().astype(bool)
+    X32 = X.astype(np.float32).astype(float)
+    inside = np.all((X32[:, None, :] > lo[None]) & (X32[:, None, :] <= hi[None]), axis=2)
+    np.testing.assert_array_equal(inside, path)
+
+
+def test_plot_tree_draws_every_node_and_edge():
+    est = tl.ID3Classifier().fit(SUNBURN, SUNBURN_Y)
+    ax = plot_tree(est)
+    nodes = [t for t in ax.texts if str(t.get_gid()).startswith("node-")]
+    assert len(nodes) == est.tree_.node_count
+    assert len(ax.lines) == est.tree_.node_count - 1
+    labels = {t.get_text() for t in ax.texts} - {t.get_text() for t in nodes}
+    assert labels == {"= Blonde or missing", "= Brown", "= Red", "= No or missing", "= Yes"}
+    assert nodes[0].get_text() == "Hair\nsamples = 8\nclass = None"
+    deep = tl.DecisionTreeClassifier(random_state=0).fit(IRIS.data, IRIS.target)
+    ax = plot_tree(deep, max_depth=2, filled=False)
+    shown = [t for t in ax.texts if str(t.get_gid()).startswith("node-")]
+    assert len(shown) == (deep.tree_.node_depths() <= 2).sum() < deep.tree_.node_count
+    reg = tl.DecisionTreeRegressor(max_depth=2).fit(IRIS.data, IRIS.target)
+    assert "value = " in plot_tree(reg).texts[-1].get_text()
+    with pytest.raises(ValueError, match="max_depth must be"):
+        plot_tree(est, max_depth=-2)
+
+
+def test_feature_importances_impurity_and_permutation():
+    X = pd.DataFrame(IRIS.data, columns=["sl", "sw", "pl", "pw"])
+    est = tl.DecisionTreeClassifier(random_state=0, max_depth=3).fit(X, IRIS.target)
+    ax = plot_feature_importances(est)
+    bars = ax.patches
+    assert len(bars) == 4
+    widths = sorted((b.get_width() for b in bars), reverse=True)
+    np.testing.assert_allclose(widths, np.sort(est.feature_importances_)[::-1])
+    top = [t.get_text() for t in ax.get_yticklabels()][0]
+    assert top == X.columns[np.argmax(est.feature_importances_)]
+    ax = plot_feature_importances(est, X, IRIS.target, kind="both", top=2)
+    assert len(ax.patches) == 4 and len(ax.get_yticklabels()) == 2
+    assert ax.get_legend() is not None
+    from sklearn.inspection import permutation_importance
+
+    ref = permutation_importance(est, X, IRIS.target, n_repeats=10, random_state=0)
+    ax = plot_feature_importances(est, X, IRIS.target, kind="permutation")
+    np.testing.assert_allclose(sorted(b.get_width() for b in ax.patches),
+                               np.sort(ref.importances_mean))
+    with pytest.raises(ValueError, match="permutation importances need X and y"):
+        plot_feature_importances(est, kind="permutation")
+    with pytest.raises(ValueError, match="kind must be"):
+        plot_feature_importances(est, kind="gain")
+    with pytest.raises(TypeError, match="need a fitted estimator, not a Tree"):
+        plot_feature_importances(est.tree_, X, IRIS.target, kind="permutation")
