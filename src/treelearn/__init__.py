@@ -3,8 +3,11 @@
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
 the textbook presets :class:`ID3Classifier`, :class:`C45Classifier`, :class:`CARTClassifier`
 and :class:`CARTRegressor`, the :class:`Binner` of the histogram splitter, the flat
-:class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, :func:`export_text`, and
-from :mod:`treelearn.pruning` the :class:`Pruner` and C4.5's :class:`RuleSet`.
+:class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, from :mod:`treelearn.export`
+the readers of a tree (:func:`export_text`, :func:`export_rules`, :func:`export_python`,
+:func:`export_sql`, :func:`export_graphviz`, :func:`plot_tree`, :func:`plot_decision_regions`
+and the interactive :func:`explore`), and from :mod:`treelearn.pruning` the :class:`Pruner`
+and C4.5's :class:`RuleSet`.
 """
 
 from ._binning import Binner
@@ -18,7 +21,16 @@ from ._estimators import (
 )
 from ._tree import Tree
 from ._version import __version__
-from .export import export_text
+from .export import (
+    explore,
+    export_graphviz,
+    export_python,
+    export_rules,
+    export_sql,
+    export_text,
+    plot_decision_regions,
+    plot_tree,
+)
 from .interop import from_sklearn, to_sklearn
 from .pruning import Pruner, RuleSet
 
@@ -33,7 +45,14 @@ __all__ = [
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "Tree",
+    "explore",
+    "export_graphviz",
+    "export_python",
+    "export_rules",
+    "export_sql",
     "export_text",
+    "plot_decision_regions",
+    "plot_tree",
     "from_sklearn",
     "to_sklearn",
     "__version__",

@@ -7,11 +7,13 @@ nodes and missing-value routing included, and for fitted scikit-learn trees.
 * graphs: :func:`export_graphviz` (DOT text), :func:`render_graphviz` (SVG/PNG/PDF via ``dot``);
 * matplotlib: :func:`plot_tree`, :func:`plot_decision_regions` (leaves' exact rectangles),
   :func:`plot_feature_importances` (impurity and permutation), and the pruning pictures;
+* :func:`explore`: one self-contained interactive HTML page (tree, pruning slider, regions).
 
 matplotlib is imported only when a plotting function is called.
 """
 
 from .code import export_python, export_sql, raw_threshold
+from .explorer import explore
 from .graphviz import export_graphviz, render_graphviz
 from .plot import plot_decision_regions, plot_feature_importances, plot_tree
 from .plot_pruning import plot_cost_complexity, plot_cv_pruning, plot_pruned_tree, plot_tree_size
@@ -19,7 +21,7 @@ from .rules import LeafRule, export_rules, leaf_rules
 from .text import export_text
 
 __all__ = [
-    "LeafRule", "export_graphviz", "export_python", "export_rules", "export_sql", "export_text",
+    "LeafRule", "explore", "export_graphviz", "export_python", "export_rules", "export_sql", "export_text",
     "leaf_rules", "plot_cost_complexity", "plot_cv_pruning", "plot_decision_regions",
     "plot_feature_importances", "plot_pruned_tree", "plot_tree", "plot_tree_size", "raw_threshold",
     "render_graphviz",

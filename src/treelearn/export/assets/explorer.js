@@ -1,0 +1,361 @@
+// treelearn explorer: reads the JSON written by treelearn.export.explorer and renders it.
+// No network, no library. The tree's routing rule is the kernels' (treelearn/_tree.py):
+// float32(x) <= threshold goes to branch 0; a categorical node looks its level up in its
+// table; a missing value (or an unseen level) takes missing_branch, or every branch with
+// weight proportional to the branch's training weight when missing_branch is -1.
+"use strict";
+(function () {
+  const D = JSON.parse(document.getElementById("tree-data").textContent);
+  const n = D.children.length;
+  const nSteps = D.alphas.length - 1;
+  const threshold = D.threshold.map((t) => (t === "inf" ? Infinity : t === "-inf" ? -Infinity : t));
+  const isLeaf = D.children.map((c) => c.length === 0);
+  const parent = new Int32Array(n).fill(-1);
+  const depth = new Int32Array(n);
+  // Step of the pruning sequence at which a node is collapsed (Infinity: never, a leaf).
+  const collapse = D.collapse.map((s) => (s < 0 ? Infinity : s));
+  // Smallest collapse step among a node's proper ancestors: the node is in the tree
+  // after k collapses if and only if minAnc >= k (parents precede children).
+  const minAnc = new Float64Array(n).fill(Infinity);
+  for (let i = 0; i < n; i++) {
+    for (const c of D.children[i]) {
+      parent[c] = i;
+      depth[c] = depth[i] + 1;
+      minAnc[c] = Math.min(minAnc[i], collapse[i]);
+    }
+  }
+  const levelIndex = D.levels.map((lv) => {
+    if (!lv) return null;
+    const m = new Map();
+    lv.forEach((v, k) => m.set(v, k));
+    return m;
+  });
+  const fmt = (v) => (v === null || v === undefined ? "\u2013" : Number(v).toPrecision(4));
+  const $ = (id) => document.getElementById(id);
+
+  // -- the tree as nested lists ------------------------------------------------------------
+  const li = new Array(n);
+  const row = new Array(n);
+  function build() {
+    const rootUl = document.createElement("ul");
+    const stack = [[0, rootUl]];
+    while (stack.length) {
+      const [i, ul] = stack.pop();
+      const item = document.createElement("li");
+      item.dataset.node = i;
+      if (isLeaf[i]) item.className = "leaf";
+      const r = document.createElement("div");
+      r.className = "row";
+      r.dataset.node = i;
+      const tog = document.createElement("span");
+      tog.className = "tog";
+      tog.textContent = "\u25be";
+      const sw = document.createElement("span");
+      sw.className = "swatch";
+      sw.style.background = D.color[i];
+      const edge = document.createElement("span");
+      edge.className = "edge";
+      edge.textContent = i === 0 ? "root" : D.edge[i];
+      const what = document.createElement("span");
+      what.className = "what";
+      what.textContent = isLeaf[i] ? "" : "split on " + D.features[D.feature[i]];
+      const pred = document.createElement("span");
+      pred.className = "pred";
+      pred.textContent = (D.classifier ? "\u2192 class " : "\u2192 value ") + D.prediction[i];
+      const cnt = document.createElement("span");
+      cnt.className = "n";
+      cnt.textContent = "(" + D.samples[i] + ")";
+      r.append(tog, sw, edge, what, pred, cnt);
+      item.appendChild(r);
+      li[i] = item;
+      row[i] = r;
+      ul.appendChild(item);
+      const kids = D.children[i];
+      if (kids.length) {
+        const sub = document.createElement("ul");
+        item.appendChild(sub);
+        // pushed last branch first: popped, and appended to ``sub``, in branch order
+        for (let b = kids.length - 1; b >= 0; b--) stack.push([kids[b], sub]);
+      }
+    }
+    $("tree").appendChild(rootUl);
+  }
+
+  // -- pruning: state of every node after k collapses -----------------------------------------
+  let step = 0;
+  const cut = new Uint8Array(n); // 1 where an internal node is a leaf at this step
+  const present = new Uint8Array(n).fill(1);
+  let rects = null;
+  function applyStep(k) {
+    step = k;
+    let leaves = 0;
+    let maxDepth = 0;
+    for (let i = 0; i < n; i++) {
+      const here = minAnc[i] >= k ? 1 : 0;
+      const isCut = here && !isLeaf[i] && collapse[i] < k ? 1 : 0;
+      if (isCut !== cut[i]) {
+        cut[i] = isCut;
+        li[i].classList.toggle("cut", isCut === 1);
+      }
+      present[i] = here;
+      if (here) {
+        if (isLeaf[i] || isCut) leaves++;
+        if (depth[i] > maxDepth) maxDepth = depth[i];
+      }
+      if (rects) rects[i].style.display = here && (isLeaf[i] || isCut) ? "" : "none";
+    }
+    $("step-value").textContent = k;
+    $("alpha").textContent = fmt(D.alphas[k]);
+    $("leaf-count").textContent = leaves;
+    $("depth").textContent = maxDepth;
+    $("train-score").textContent = D.train_score ? fmt(D.train_score[k]) : "\u2013";
+    $("valid-score").textContent = D.valid_score ? fmt(D.valid_score[k]) : "\u2013";
+    if (lastSample) showRoute(lastSample);
+  }
+
+  // -- details of a node ----------------------------------------------------------------------
+  function rule(i) {
+    const parts = [];
+    for (let j = i; j > 0; j = parent[j]) parts.push(D.edge[j]);
+    return parts.length ? parts.reverse().join(" and\n") : "(root: every case)";
+  }
+  let selected = -1;
+  function showDetails(i) {
+    const rows = [
+      ["node", "#" + i + (isLeaf[i] ? " (leaf)" : cut[i] ? " (pruned to a leaf)" : "")],
+      ["depth", depth[i]],
+      ["samples", D.samples[i] + " (weight " + fmt(D.weight[i]) + ")"],
+      ["impurity", fmt(D.impurity[i])],
+      ["prediction", D.prediction[i]],
+    ];
+    if (D.classifier) {
+      const w = D.weight[i];
+      rows.push(["classes", D.classes.map((c, k) => c + ": " + D.counts[i][k] + " (" +
+        (100 * D.counts[i][k] / w).toFixed(1) + "%)").join(", ")]);
+    }
+    if (!isLeaf[i]) rows.push(["split", D.features[D.feature[i]]]);
+    if (collapse[i] !== Infinity) rows.push(["pruned at step", collapse[i] + 1 +
+      " (alpha " + fmt(D.alphas[collapse[i] + 1]) + ")"]);
+    const body = $("details-body");
+    body.textContent = "";
+    const pre = document.createElement("pre");
+    pre.className = "rule";
+    pre.id = "details-rule";
+    pre.textContent = rule(i);
+    const table = document.createElement("table");
+    for (const [k, v] of rows) {
+      const tr = table.insertRow();
+      tr.insertCell().textContent = k;
+      tr.insertCell().textContent = v;
+    }
+    body.append(pre, table);
+  }
+  function onTree(ev, click) {
+    const r = ev.target.closest(".row");
+    if (!r) return;
+    const i = Number(r.dataset.node);
+    if (click && ev.target.classList.contains("tog")) {
+      li[i].classList.toggle("folded");
+      r.querySelector(".tog").textContent = li[i].classList.contains("folded") ? "\u25b8" : "\u25be";
+      return;
+    }
+    if (click) {
+      if (selected >= 0) row[selected].classList.remove("selected");
+      selected = i;
+      r.classList.add("selected");
+      showDetails(i);
+    } else if (selected < 0) {
+      showDetails(i);
+    }
+  }
+  function fold(maxDepth) {
+    for (let i = 0; i < n; i++) {
+      if (isLeaf[i]) continue;
+      const f = depth[i] >= maxDepth;
+      li[i].classList.toggle("folded", f);
+      row[i].querySelector(".tog").textContent = f ? "\u25b8" : "\u25be";
+    }
+  }
+
+  // -- routing a sample -----------------------------------------------------------------------
+  function branchOf(i, v) {
+    const f = D.feature[i];
+    if (levelIndex[f]) {
+      const code = v === null ? undefined : levelIndex[f].get(v);
+      const table = D.cat_branch[i];
+      const b = code === undefined || code >= table.length ? -1 : table[code];
+      return b >= 0 ? b : D.missing_branch[i];
+    }
+    if (v === null || Number.isNaN(v)) return D.missing_branch[i];
+    return Math.fround(v) <= threshold[i] ? 0 : 1;
+  }
+  // The nodes a sample reaches in the tree pruned at the current step, and the leaf of
+  // largest weight (the first on ties, in branch order), as Tree.apply returns it.
+  function route(values) {
+    const reached = [];
+    let best = -1;
+    let leaf = -1;
+    const stack = [[0, 1.0]];
+    while (stack.length) {
+      const [i, w] = stack.pop();
+      reached.push(i);
+      if (isLeaf[i] || collapse[i] < step) {
+        if (w > best) { best = w; leaf = i; }
+        continue;
+      }
+      const kids = D.children[i];
+      const b = branchOf(i, values[D.feature[i]]);
+      if (b >= 0) { stack.push([kids[b], w]); continue; }
+      let total = 0;
+      for (const c of kids) total += D.weight[c];
+      for (let j = kids.length - 1; j >= 0; j--) stack.push([kids[j], w * (D.weight[kids[j]] / total)]);
+    }
+    return { reached, leaf, weight: best };
+  }
+  function readSample() {
+    return D.features.map((_, f) => {
+      const el = $("x-" + f);
+      const t = el.value.trim();
+      if (levelIndex[f]) return t === "" ? null : t;
+      return t === "" ? NaN : Number(t);
+    });
+  }
+  let lastSample = null;
+  let lit = [];
+  function showRoute(values) {
+    lastSample = values;
+    for (const i of lit) row[i].classList.remove("onpath", "hit");
+    const r = route(values);
+    lit = r.reached;
+    for (const i of r.reached) row[i].classList.add("onpath");
+    row[r.leaf].classList.add("hit");
+    for (let j = parent[r.leaf]; j >= 0; j = parent[j]) {
+      if (li[j].classList.contains("folded")) {
+        li[j].classList.remove("folded");
+        row[j].querySelector(".tog").textContent = "\u25be";
+      }
+    }
+    $("routed-leaf").textContent = r.leaf;
+    $("routed-prediction").textContent = "\u2192 " + D.prediction[r.leaf] +
+      (r.weight < 1 ? " (weight " + fmt(r.weight) + ")" : "");
+    row[r.leaf].scrollIntoView({ block: "nearest" });
+    if (probe) {
+      const ok = values.every((v) => v !== null && !Number.isNaN(v));
+      probe.style.display = ok ? "" : "none";
+      if (ok) { probe.setAttribute("cx", values[0]); probe.setAttribute("cy", flipY(values[1])); }
+    }
+  }
+  function buildForm() {
+    const form = $("sample-form");
+    D.features.forEach((name, f) => {
+      const label = document.createElement("label");
+      label.htmlFor = "x-" + f;
+      label.textContent = name;
+      let input;
+      if (D.levels[f]) {
+        input = document.createElement("select");
+        const none = document.createElement("option");
+        none.value = "";
+        none.textContent = "(missing)";
+        input.appendChild(none);
+        for (const v of D.levels[f]) {
+          const o = document.createElement("option");
+          o.value = v;
+          o.textContent = v;
+          input.appendChild(o);
+        }
+      } else {
+        input = document.createElement("input");
+        input.type = "text";
+        input.placeholder = "empty: missing";
+      }
+      input.id = "x-" + f;
+      form.append(label, input);
+    });
+    const go = document.createElement("button");
+    go.type = "submit";
+    go.id = "route";
+    go.textContent = "Route";
+    form.appendChild(go);
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); showRoute(readSample()); });
+  }
+
+  // -- decision regions (two numeric features) ------------------------------------------------
+  let probe = null;
+  let flipY = (y) => y;
+  function buildRegions() {
+    const R = D.regions;
+    if (!R) { $("regions-box").style.display = "none"; return; }
+    const svg = $("regions");
+    const NS = "http://www.w3.org/2000/svg";
+    const [[x0, x1], [y0, y1]] = R.extent;
+    svg.setAttribute("viewBox", x0 + " " + y0 + " " + (x1 - x0) + " " + (y1 - y0));
+    svg.setAttribute("preserveAspectRatio", "none");
+    flipY = (y) => y0 + y1 - y; // SVG's y grows downwards
+    const g = document.createElementNS(NS, "g");
+    rects = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = document.createElementNS(NS, "rect");
+      const [lx, ly] = R.lo[i];
+      const [hx, hy] = R.hi[i];
+      r.setAttribute("x", lx);
+      r.setAttribute("y", flipY(hy));
+      r.setAttribute("width", hx - lx);
+      r.setAttribute("height", hy - ly);
+      r.setAttribute("fill", R.color[i]);
+      r.dataset.node = i;
+      r.style.display = "none";
+      g.appendChild(r);
+      rects[i] = r;
+    }
+    svg.appendChild(g);
+    const rx = (x1 - x0) / 160;
+    const ry = (y1 - y0) / 160;
+    R.points.forEach(([px, py], k) => {
+      const c = document.createElementNS(NS, "ellipse");
+      c.setAttribute("cx", px);
+      c.setAttribute("cy", flipY(py));
+      c.setAttribute("rx", rx);
+      c.setAttribute("ry", ry);
+      c.setAttribute("fill", R.point_color[k]);
+      c.setAttribute("class", "point");
+      svg.appendChild(c);
+    });
+    probe = document.createElementNS(NS, "ellipse");
+    probe.setAttribute("class", "probe");
+    probe.setAttribute("rx", rx * 2.5);
+    probe.setAttribute("ry", ry * 2.5);
+    probe.style.display = "none";
+    svg.appendChild(probe);
+    svg.addEventListener("mousemove", (ev) => {
+      const t = ev.target;
+      if (t.tagName === "rect" && selected < 0) showDetails(Number(t.dataset.node));
+    });
+  }
+
+  // -- start ----------------------------------------------------------------------------------
+  build();
+  buildForm();
+  buildRegions();
+  if (n > 400) fold(4);
+  const slider = $("step");
+  slider.max = nSteps;
+  $("step-max").textContent = nSteps;
+  document.querySelectorAll(".score-name").forEach((e) => { e.textContent = D.score_name; });
+  if (!D.train_score) $("train-box").style.display = "none";
+  if (!D.valid_score) $("valid-box").style.display = "none";
+  let pending = false;
+  slider.addEventListener("input", () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; applyStep(Number(slider.value)); });
+  });
+  slider.addEventListener("change", () => applyStep(Number(slider.value)));
+  $("tree").addEventListener("mouseover", (ev) => onTree(ev, false));
+  $("tree").addEventListener("click", (ev) => onTree(ev, true));
+  $("expand-all").addEventListener("click", () => fold(Infinity));
+  $("collapse-all").addEventListener("click", () => fold(2));
+  applyStep(0);
+  // for tests and scripting: the state the page shows
+  window.treelearnExplorer = { applyStep, route: (v) => route(v), get step() { return step; } };
+})();

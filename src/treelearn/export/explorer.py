@@ -1,0 +1,228 @@
+"""The interactive explorer: one self-contained HTML file to read, prune and query a tree.
+
+:func:`explore` writes a page that needs nothing but a browser (no network: its script and
+style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the data):
+
+* a collapsible tree (click a node's triangle), details of a node on hover or click: the rule
+  leading to it, samples, class counts and shares or value, impurity, prediction;
+* a slider along the cost-complexity (weakest-link) pruning sequence that prunes and restores
+  the tree live, showing the step's alpha, leaves, depth and training / validation score;
+* for a tree of binary numeric splits on two features, the decision regions (each leaf's
+  rectangle, the data on top), following the slider;
+* a form to enter a sample and see its path lit up, down to the leaf it lands in (the leaf of
+  largest weight for C4.5's fractional cases, as ``apply`` returns).
+
+Everything that needs the model is computed here: the pruning sequence (each node's collapse
+step), per-step scores (:mod:`treelearn.pruning._loss` held-out machinery, so a step costs
+nothing), node labels and colours, region boxes. The page derives visibility, leaf counts and
+depth from the collapse steps itself, and routes samples with the tree's own rules (float32
+comparison through ``Math.fround``), so what it shows can be checked against the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .._paths import branch_condition
+from .._version import __version__
+from ..pruning import Pruner
+from ..pruning._loss import node_losses
+from ..pruning.cost_complexity import sequence_errors
+from ._view import TreeView, view_of
+from .graphviz import PALETTE, node_colors
+from .plot import node_boxes
+
+
+def _asset(name: str) -> str:
+    return resources.files("treelearn.export").joinpath("assets", name).read_text("utf-8")
+
+
+def _scores(est, pruner: Pruner, X, y, view: TreeView) -> tuple[list | None, str]:
+    """Score of the subtree at every pruning step on ``(X, y)``, and the score's name."""
+    if X is None or y is None or est is None:
+        return None, ""
+    tree = pruner.original
+    loss = node_losses(est, X, y)
+    per_step = sequence_errors(tree.branch_ptr, tree.branch_child, pruner.sequence, loss)
+    y = np.asarray(y)
+    if not view.is_classifier:
+        yf = y.astype(float)
+        sst = float(((yf - yf.mean()) ** 2).sum())
+        return [round(1.0 - e / sst, 6) if sst > 0 else None for e in per_step], "R²"
+    if view.cost_matrix is not None:
+        return [round(-e / y.shape[0], 6) for e in per_step], "−mean cost"
+    return [round(1.0 - e / y.shape[0], 6) for e in per_step], "accuracy"
+
+
+def _levels_text(view: TreeView) -> list:
+    return [None if lv is None else [str(v) for v in lv] for lv in view.categories]
+
+
+def _regions(view: TreeView, X, y, max_points: int, seed: int) -> dict | None:
+    """Boxes of every node clipped to the picture, region colours and a sample of points;
+    None unless the tree has binary numeric splits on two features."""
+    tree = view.tree
+    if tree.n_features != 2 or not tree.is_binary or np.any(np.diff(tree.cat_ptr) > 0):
+        return None
+    lo, hi = node_boxes(tree)
+    pts = np.zeros((0, 2))
+    labels = np.zeros(0)
+    if X is not None:
+        Xa = np.asarray(X, dtype=float)
+        keep = np.isfinite(Xa).all(axis=1)
+        pts = Xa[keep]
+        labels = np.asarray(y)[keep] if y is not None else np.zeros(pts.shape[0])
+        if pts.shape[0] > max_points:
+            pick = np.sort(np.random.default_rng(seed).choice(pts.shape[0], max_points,
+                                                              replace=False))
+            pts, labels = pts[pick], labels[pick]
+    extent = []
+    for f in (0, 1):
+        e = np.concatenate([pts[:, f], tree.threshold[tree.feature == f]])
+        a, b = (float(e.min()), float(e.max())) if e.size else (0.0, 1.0)
+        pad = (b - a) * 0.05 if b > a else 1.0
+        extent.append([a - pad, b + pad])
+    lo = np.stack([np.clip(lo[:, f], *extent[f]) for f in (0, 1)], axis=1)
+    hi = np.stack([np.clip(hi[:, f], *extent[f]) for f in (0, 1)], axis=1)
+    if view.is_classifier:
+        cls = view.leaf_class(tree.value[:, 0, :])
+        color = [PALETTE[int(c) % len(PALETTE)] for c in cls]
+        index = {c: k for k, c in enumerate(view.classes.tolist())}
+        point_color = [PALETTE[index.get(v, 0) % len(PALETTE)] for v in labels.tolist()]
+    else:
+        color = node_colors(view)
+        point_color = ["#333333"] * pts.shape[0]
+    return {"extent": extent, "lo": lo.tolist(), "hi": hi.tolist(), "color": color,
+            "points": pts.tolist(), "point_color": point_color}
+
+
+def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
+                  feature_names: Sequence[str] | None = None, class_names: Sequence | None = None,
+                  risk: str = "impurity", max_points: int = 2000, title: str | None = None
+                  ) -> dict:
+    """The data :func:`explore` embeds in the page (a JSON-ready dict)."""
+    view = view_of(model, feature_names, class_names, "explore")
+    tree = view.tree
+    pruner = Pruner(model, risk=risk)
+    est = pruner.estimator
+    n = tree.node_count
+    collapse = np.full(n, -1, dtype=np.int64)  # -1: a leaf, never collapsed
+    collapse[pruner.sequence] = np.arange(pruner.n_steps)
+    edge = [""] * n
+    for i in range(n):
+        for b, c in enumerate(tree.children(i).tolist()):
+            edge[c] = branch_condition(tree, i, b).text(view.feature_names, view.categories)
+    value = tree.value[:, 0, :]
+    counts = value * tree.weighted_n_node_samples[:, None] if view.is_classifier else value
+    train, score_name = _scores(est, pruner, X, y, view)
+    valid, _ = _scores(est, pruner, X_valid, y_valid, view)
+    kind = type(est).__name__ if est is not None else "Tree"
+    return {
+        "title": title or f"{kind}: {tree.n_leaves} leaves, depth {tree.max_depth}",
+        "version": __version__,
+        "classifier": view.is_classifier,
+        "features": view.feature_names,
+        "levels": _levels_text(view),
+        "classes": view.class_names,
+        "children": [tree.children(i).tolist() for i in range(n)],
+        "feature": tree.feature.tolist(),
+        # float64 thresholds; the page compares Math.fround(x) <= t, as the kernels do
+        "threshold": [float(t) if np.isfinite(t) else ("inf" if t > 0 else "-inf")
+                      for t in tree.threshold],
+        "cat_branch": [tree.cat_branch[tree.cat_ptr[i]:tree.cat_ptr[i + 1]].tolist() or None
+                       for i in range(n)],
+        "missing_branch": tree.missing_branch.tolist(),
+        "weight": tree.weighted_n_node_samples.tolist(),
+        "samples": tree.n_node_samples.tolist(),
+        "impurity": [round(float(v), 6) for v in tree.impurity],
+        "counts": np.round(counts, 4).tolist(),
+        "prediction": [view.node_prediction_text(i, 4) for i in range(n)],
+        "edge": edge,
+        "color": node_colors(view),
+        "collapse": collapse.tolist(),
+        "alphas": pruner.path.ccp_alphas.tolist(),
+        "path_leaves": pruner.path.n_leaves.tolist(),
+        "score_name": score_name,
+        "train_score": train,
+        "valid_score": valid,
+        "regions": _regions(view, X, y, max_points, 0),
+    }
+
+
+def explore(model, X=None, y=None, path="tree.html", *, X_valid=None, y_valid=None,
+            feature_names: Sequence[str] | None = None, class_names: Sequence | None = None,
+            risk: str = "impurity", max_points: int = 2000, title: str | None = None) -> Path:
+    """Write the interactive explorer of a tree: one self-contained HTML file.
+
+    Parameters
+    ----------
+    model : fitted treelearn or scikit-learn tree, or Tree
+    X, y : array-like, optional
+        Training data: the training score at every pruning step and, for two features, the
+        points drawn over the decision regions.
+    path : str or Path, default="tree.html"
+        Where to write (atomically: a temporary file renamed into place).
+    X_valid, y_valid : array-like, optional
+        Validation data: the validation score at every pruning step.
+    feature_names, class_names : sequence, optional
+        Names to use instead of the model's.
+    risk : {"impurity", "misclassification"}, default="impurity"
+        Leaf cost of the pruning sequence (see :class:`treelearn.Pruner`).
+    max_points : int, default=2000
+        At most this many points are drawn over the regions (a random sample).
+    title : str, optional
+        Heading of the page.
+
+    Returns
+    -------
+    path : Path
+        The file written; open it in any browser (it loads nothing from the network).
+
+    Notes
+    -----
+    Scores are accuracy (classifiers; minus the mean cost with a cost matrix) or R²
+    (regressors) of each pruned subtree, computed from per-node losses; for C4.5 trees with
+    fractional cases they are expected scores (a case counts with its share at each leaf).
+    """
+    if not isinstance(max_points, int | np.integer) or max_points < 0:
+        raise ValueError(f"max_points must be a non-negative int, got {max_points!r}.")
+    if (X is None) != (y is None) or (X_valid is None) != (y_valid is None):
+        raise ValueError("give X with y, and X_valid with y_valid.")
+    data = explorer_data(model, X, y, X_valid=X_valid, y_valid=y_valid,
+                         feature_names=feature_names, class_names=class_names, risk=risk,
+                         max_points=max_points, title=title)
+    page = render_page(data)
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"path {str(path)!r} is a directory; give a file name such as "
+                         "tree.html.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                               dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(page)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def render_page(data: dict) -> str:
+    """The HTML page for ``data`` (from :func:`explorer_data`), script and style inlined."""
+    payload = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    # Inside <script>, "</" could close the element: JSON allows escaping the slash.
+    payload = payload.replace("</", "<\\/")
+    title = (data["title"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    return (_asset("explorer.html")
+            .replace("{{title}}", title)
+            .replace("{{style}}", _asset("explorer.css"))
+            .replace("{{data}}", payload)
+            .replace("{{script}}", _asset("explorer.js")))
