@@ -417,3 +417,21 @@ def test_render_graphviz_svg_png_and_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(FileNotFoundError, match="needs Graphviz's `dot` program"):
         render_graphviz(est, tmp_path / "x.svg")
+
+
+def test_generated_python_is_lint_clean(tmp_path):
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    df, y = noisy_table(300, rng)
+    cost = np.ones((3, 3)) - np.eye(3)
+    models = [tl.C45Classifier(max_depth=4, misclassification_cost=cost).fit(df, y),
+              iris_tree(max_depth=3)[0],
+              tl.DecisionTreeRegressor(max_depth=3).fit(IRIS.data, IRIS.target)]
+    for k, est in enumerate(models):
+        (tmp_path / f"gen{k}.py").write_text(export_python(est))
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated",
+                          "--select", "E,F,W,B", "--line-length", "200", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout

@@ -21,8 +21,8 @@ from .rules import LeafRule, export_rules, leaf_rules
 from .text import export_text
 
 __all__ = [
-    "LeafRule", "explore", "export_graphviz", "export_python", "export_rules", "export_sql", "export_text",
-    "leaf_rules", "plot_cost_complexity", "plot_cv_pruning", "plot_decision_regions",
-    "plot_feature_importances", "plot_pruned_tree", "plot_tree", "plot_tree_size", "raw_threshold",
-    "render_graphviz",
+    "LeafRule", "explore", "export_graphviz", "export_python", "export_rules", "export_sql",
+    "export_text", "leaf_rules", "plot_cost_complexity", "plot_cv_pruning",
+    "plot_decision_regions", "plot_feature_importances", "plot_pruned_tree", "plot_tree",
+    "plot_tree_size", "raw_threshold", "render_graphviz",
 ]

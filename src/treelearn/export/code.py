@@ -29,6 +29,7 @@ about 1,000).
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 
@@ -66,7 +67,7 @@ def raw_threshold(t: float) -> float:
     return float(np.nextafter(m, -np.inf))
 
 
-def pairwise_sum(items: list, add: Callable):
+def pairwise_sum(items: list, add):  # add: (partial sum, partial sum) -> sum
     """Sum ``items`` grouped as NumPy's pairwise summation of a contiguous float64 row does
     (sequential below 8 items, eight running sums up to 128, halves above), with ``add``
     combining two partial sums: float addition, or joining expression strings."""
@@ -177,31 +178,14 @@ def _mix(*parts):
     return out
 '''
 
-_PY_PAIRWISE = '''
+
+
+
+_PY_SUM = """
 
 def _sum(v):
-    """NumPy's pairwise summation order, so that probabilities match to the last bit."""
-    n = len(v)
-    if n < 8:
-        res = v[0]
-        for a in v[1:]:
-            res += a
-        return res
-    if n <= 128:
-        r = list(v[:8])
-        i = 8
-        while i < n - n % 8:
-            for j in range(8):
-                r[j] += v[i + j]
-            i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        for a in v[i:]:
-            res += a
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _sum(v[:n2]) + _sum(v[n2:])
-'''
+    return pairwise_sum(v, lambda a, b: a + b)
+"""
 
 
 def _tests(view: TreeView, node: int, sql: bool) -> tuple[str, list[str]]:
@@ -344,24 +328,27 @@ def _python_module(view: TreeView, labels, funcs: list[str]) -> str:
         "(None or NaN for a missing value). Generated code: it predicts exactly like the model.",
         '"""',
         "",
-        "FEATURES = (" + "".join(f"{n!r}, " for n in view.feature_names) + ")",
+        "from __future__ import annotations",
+        "",
+        f"FEATURES = {tuple(view.feature_names)!r}",
     ]
     if view.is_classifier:
-        head.append("CLASSES = (" + "".join(f"{_py_literal(c)}, " for c in labels) + ")")
+        head.append("CLASSES = (" + ", ".join(_py_literal(c) for c in labels) + ",)")
         if view.cost_matrix is not None:
             rows = ", ".join("(" + ", ".join(repr(float(c)) for c in row) + ",)"
                              for row in view.cost_matrix)
             head.append(f"COSTS = ({rows},)  # COSTS[true][predicted]")
     body = [_PY_HELPERS]
     if view.is_classifier:
-        body.append(_PY_PAIRWISE)
+        # the generator's own summation, so the module divides by exactly NumPy's sums
+        body.append("\n\n" + inspect.getsource(pairwise_sum) + _PY_SUM)
     body.append("\n\n" + "\n\n\n".join(funcs))
     if view.is_classifier:
         if view.cost_matrix is not None:
             choose = '''    # expected cost of each prediction j, summed over true classes in order
     cost = [v[0] * c for c in COSTS[0]]
     for i in range(1, len(COSTS)):
-        cost = [a + v[i] * c for a, c in zip(cost, COSTS[i])]
+        cost = [cost[j] + v[i] * COSTS[i][j] for j in range(len(cost))]
     return CLASSES[min(range(len(cost)), key=cost.__getitem__)]'''
         else:
             choose = "    return CLASSES[max(range(len(v)), key=v.__getitem__)]"
@@ -390,7 +377,7 @@ def predict(x):
     """Predicted value of row x."""
     return _n0(x)[0]
 ''')
-    return "\n".join(head) + "".join(body)
+    return "\n".join(head) + "\n" + "".join(body)
 
 
 # -- SQL -------------------------------------------------------------------------------------------

@@ -357,5 +357,19 @@
   $("collapse-all").addEventListener("click", () => fold(2));
   applyStep(0);
   // for tests and scripting: the state the page shows
-  window.treelearnExplorer = { applyStep, route: (v) => route(v), get step() { return step; } };
+  // timeSteps(count): milliseconds per pruning step (page layout included) over ``count``
+  // steps spread along the path, then back to step 0: the page's responsiveness, measured.
+  function timeSteps(count) {
+    const out = [];
+    for (let k = 0; k <= nSteps; k += Math.max(1, Math.floor(nSteps / count))) {
+      const t0 = performance.now();
+      applyStep(k);
+      void document.body.offsetHeight;
+      out.push(performance.now() - t0);
+    }
+    applyStep(0);
+    return out;
+  }
+  window.treelearnExplorer = { applyStep, route: (v) => route(v), timeSteps,
+    get step() { return step; } };
 })();
