@@ -25,7 +25,7 @@ from treelearn.export import (
     raw_threshold,
     render_graphviz,
 )
-from treelearn.export.code import MAX_NESTING, pairwise_sum
+from treelearn.export.code import MAX_NESTING, SQL_NESTING, pairwise_sum
 from treelearn.export.rules import merge_conditions
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -358,9 +358,11 @@ def test_deep_trees_export_to_python_and_flat_sql():
     x = np.arange(-1, 302, 0.5)
     expected = tree.predict(x[:, None])[:, 0, 0]
     np.testing.assert_array_equal([ns["predict"]([v]) for v in x], expected)
-    # one flat CASE: a WHEN per leaf, no nesting however deep the tree
+    # nested CASEs for the first SQL_NESTING levels, then one flat CASE: no deeper nesting
+    # however deep the tree, a WHEN per leaf (but the last of each CASE)
     sql = export_sql(tree)
-    assert sql.count("CASE") == 1 and sql.count("WHEN") == tree.n_leaves - 1
+    assert sql.count("CASE") == SQL_NESTING + 1
+    assert sql.count("WHEN") == tree.n_leaves - 1
     con = sqlite3.connect(":memory:")
     con.execute('CREATE TABLE d ("feature_0" REAL)')
     con.executemany("INSERT INTO d VALUES (?)", [(float(v),) for v in x])

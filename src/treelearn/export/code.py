@@ -19,12 +19,12 @@ arithmetic operation for operation, so their predictions are the model's, not ap
 
 Numbers are written with ``repr`` (shortest round-trip form), which Python and SQLite read back
 to the same float64. Deep trees: generated Python opens a new function every
-:data:`MAX_NESTING` levels (Python limits indentation). SQL writes each region of the tree
-without fractional nodes as one flat CASE, a WHEN per path (the tree's rules), which does not
-nest however deep the tree is; fractional nodes nest one expression inside the next, and
-databases limit that nesting (SQLite's parser: about 20 fractional nodes on a path).
-Generated Python calls a function per fractional node on a path (Python's recursion limit:
-about 1,000).
+:data:`MAX_NESTING` levels (Python limits indentation). SQL nests the first
+:data:`SQL_NESTING` levels of a tree and writes each region below them as one flat CASE, a WHEN
+per path (the tree's rules), which does not nest however deep the tree is; fractional nodes
+nest one expression inside the next, and databases limit that nesting (SQLite's parser: about
+20 fractional nodes on a path). Generated Python calls a function per fractional node on a
+path (Python's recursion limit: about 1,000).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from .rules import merge_conditions
 
 #: Levels of nested ``if`` in one generated Python function before a new function starts.
 MAX_NESTING = 30
+#: Levels of nested CASE at the top of a tree without fractional nodes; below, flat regions.
+SQL_NESTING = 10  # SQLite's parser takes about 20
 
 
 def raw_threshold(t: float) -> float:
@@ -402,16 +404,35 @@ def _sql_tree(view: TreeView, leaf: Callable[[int], str]) -> str:
 
     A region of the tree without fractional nodes is one flat CASE with a WHEN per path
     through it (the conjunction of the path's tests, which exactly one path passes), so its
-    depth does not nest; only fractional nodes nest, as their arithmetic requires.
+    depth does not nest; fractional nodes nest, as their arithmetic requires, and a tree
+    without them nests its first :data:`SQL_NESTING` levels, below which regions are flat.
     """
     tree = view.tree
     fractional = set(_fractional_nodes(tree).tolist())
+    # Without fractional nodes the top SQL_NESTING levels nest (a row then scans only the
+    # WHENs of its own region below them, not one per leaf of the tree).
+    depth = tree.node_depths()
+    nested = set() if fractional else set(
+        np.flatnonzero((depth < SQL_NESTING) & (tree.children_left >= 0)).tolist())
     starts = {0}
-    for i in fractional:
+    for i in fractional | nested:
         starts.update(tree.children(i).tolist())
     expr: dict[int, str] = {}
     # Children come after their parents: build from the last node back to the root.
-    for node in sorted(starts | fractional, reverse=True):
+    for node in sorted(starts | fractional | nested, reverse=True):
+        if node in nested:
+            missing, tests = _tests(view, node, sql=True)
+            kids = tree.children(node).tolist()
+            rest = int(tree.missing_branch[node])
+            if tree.cat_ptr[node + 1] == tree.cat_ptr[node]:
+                # numeric: "<=" first; NULL <= t is not true, so NULL takes the ELSE branch
+                if rest == 0:
+                    tests[0] = f"{missing} OR {tests[0]}"
+                rest = 1
+            whens = " ".join(f"WHEN {tests[b]} THEN {expr[c]}"
+                             for b, c in enumerate(kids) if b != rest)
+            expr[node] = f"CASE {whens} ELSE {expr[kids[rest]]} END"
+            continue
         if node in fractional:
             missing, tests = _tests(view, node, sql=True)
             expr[node] = "(" + " + ".join(
