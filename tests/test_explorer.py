@@ -214,3 +214,26 @@ def test_explore_errors_and_atomic_write(tmp_path):
     assert len(data["regions"]["points"]) == 10
     assert data["threshold"][0] == est.tree_.threshold[0]
     assert raw_threshold(data["threshold"][0]) >= data["threshold"][0]
+
+
+def test_scores_with_a_cost_matrix_and_failed_writes(tmp_path, monkeypatch):
+    import os
+
+    X, y = noisy_square(200)
+    cost = [[0, 1], [4, 0]]
+    est = tl.DecisionTreeClassifier(misclassification_cost=cost, max_depth=4).fit(X, y)
+    data = explorer_data(est, X, y)
+    assert data["score_name"] == "\u2212mean cost"
+    pred = est.predict(X)
+    assert data["train_score"][0] == pytest.approx(
+        -np.mean(np.asarray(cost)[y, pred]), abs=1e-6)
+
+    def broken(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    (tmp_path / "t.html").write_text("old")
+    with pytest.raises(OSError, match="disk full"):
+        tl.explore(est, X, y, tmp_path / "t.html")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.html"]  # no temporary file left
+    assert (tmp_path / "t.html").read_text() == "old"

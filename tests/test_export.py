@@ -437,3 +437,52 @@ def test_generated_python_is_lint_clean(tmp_path):
                           "--select", "E,F,W,B", "--line-length", "200", str(tmp_path)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tl.DecisionTreeClassifier(random_state=0, max_depth=6),
+    lambda: tl.DecisionTreeRegressor(random_state=0, max_depth=6),
+    lambda: tl.ID3Classifier(max_depth=5),
+    lambda: tl.C45Classifier(max_depth=6),
+    lambda: tl.CARTClassifier(random_state=0),
+    lambda: tl.CARTRegressor(random_state=0),
+    lambda: tl.DecisionTreeClassifier(splitter="hist", max_bins=32, random_state=0,
+                                      max_depth=6),
+    lambda: tl.DecisionTreeClassifier(prune="mdl", categorical_split="multiway",
+                                      missing="impute", random_state=0),
+], ids=["clf", "reg", "id3", "c45", "cart", "cart-reg", "hist", "mdl-multiway-impute"])
+def test_every_estimator_reads_out_in_every_form(make, tmp_path):
+    """Exporters read only the flat tree: each estimator and preset, on a table with
+    categorical features and missing values, goes through every reader."""
+    from treelearn.export.explorer import explorer_data
+
+    rng = np.random.default_rng(11)
+    df, y = noisy_table(400, rng)
+    est = make()
+    target = y if hasattr(est, "predict_proba") else rng.normal(size=len(df)) + df.b.to_numpy()
+    est.fit(df, target)
+    n = est.tree_.node_count
+    assert export_text(est).count("\n") >= est.get_n_leaves()
+    assert export_rules(est).count("\n") == est.get_n_leaves()
+    assert export_graphviz(est).count("->") == n - 1
+    check_code_exports(est, random_rows(est, df, 2000, rng))
+    data = explorer_data(est, df, target)
+    assert len(data["children"]) == n
+    if not (est.tree_.missing_branch == -1).any():  # fractional cases: expected scores
+        assert data["train_score"][0] == pytest.approx(est.score(df, target), abs=6e-7)
+
+
+def test_reader_argument_errors():
+    from treelearn.export.code import _sql_literal
+
+    est, _, _ = iris_tree(max_depth=2)
+    with pytest.raises(ValueError, match="max_depth must be a non-negative int, got -1"):
+        export_text(est, max_depth=-1)
+    with pytest.raises(ValueError, match="decimals must be a non-negative int, got 1.5"):
+        export_text(est, decimals=1.5)
+    with pytest.raises(ValueError, match="decimals must be a non-negative int"):
+        export_graphviz(est, decimals=-3)
+    with pytest.raises(TypeError, match="NaN cannot be written as a SQL literal"):
+        _sql_literal(float("nan"))
+    assert _sql_literal(np.float64(np.inf)) == "1e999" and _sql_literal(True) == "1"
+    assert _sql_literal("it's") == "'it''s'"

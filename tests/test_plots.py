@@ -138,3 +138,10 @@ def test_feature_importances_impurity_and_permutation():
         plot_feature_importances(est, kind="gain")
     with pytest.raises(TypeError, match="need a fitted estimator, not a Tree"):
         plot_feature_importances(est.tree_, X, IRIS.target, kind="permutation")
+
+
+def test_decision_regions_with_points_but_no_labels():
+    X, y = noisy_square(100)
+    est = tl.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    ax = plot_decision_regions(est, X)
+    assert ax.collections[0].get_offsets().shape[0] == 100 and ax.get_legend() is None

@@ -147,12 +147,6 @@ def _sql_name(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
-def _check_levels(view: TreeView) -> None:
-    for j, lv in enumerate(view.categories):
-        if lv is not None and any(_plain(v) is None for v in lv):
-            raise ValueError(f"feature {view.feature_names[j]!r} has None as a level.")
-
-
 def _fractional_nodes(tree: Tree) -> np.ndarray:
     return np.flatnonzero(tree.missing_branch == MISSING_FRACTIONAL)
 
@@ -295,7 +289,6 @@ def export_python(model, *, feature_names: Sequence[str] | None = None,
         Run it with ``exec`` or save it as a ``.py`` file.
     """
     view = view_of(model, feature_names, class_names, "export_python")
-    _check_levels(view)
     tree = view.tree
     fractional = set(_fractional_nodes(tree).tolist())
     depth = tree.node_depths()
@@ -495,7 +488,6 @@ def export_sql(model, *, table: str | None = None, feature_names: Sequence[str] 
     sql : str
     """
     view = view_of(model, feature_names, class_names, "export_sql")
-    _check_levels(view)
     if table is None and (proba or columns):
         raise ValueError("proba and columns need table= (they are columns of a SELECT).")
     if table is not None and (not isinstance(table, str) or not table):
