@@ -237,3 +237,20 @@ def test_scores_with_a_cost_matrix_and_failed_writes(tmp_path, monkeypatch):
         tl.explore(est, X, y, tmp_path / "t.html")
     assert [p.name for p in tmp_path.iterdir()] == ["t.html"]  # no temporary file left
     assert (tmp_path / "t.html").read_text() == "old"
+
+
+def test_a_number_box_holding_no_number_is_flagged_not_routed(browser, tmp_path):
+    X, y = noisy_square(200)
+    est = tl.DecisionTreeClassifier(max_depth=3).fit(X, y)
+    page, errors = open_page(browser, tl.explore(est, X, y, tmp_path / "t.html"))
+    page.fill("#x-0", "0.2")
+    page.fill("#x-1", "abc")
+    page.click("#route")
+    assert page.text_content("#routed-leaf") == "\u2013"  # nothing routed
+    assert "Enter numbers" in page.text_content("#sample-error")
+    assert "invalid" in page.get_attribute("#x-1", "class")
+    page.fill("#x-1", "")  # empty: a missing value, routed as the model routes NaN
+    page.click("#route")
+    assert page.text_content("#sample-error") == ""
+    assert shown_int(page, "#routed-leaf") == est.apply([[0.2, np.nan]])[0]
+    assert errors == []

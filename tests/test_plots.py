@@ -145,3 +145,20 @@ def test_decision_regions_with_points_but_no_labels():
     est = tl.DecisionTreeClassifier(max_depth=2).fit(X, y)
     ax = plot_decision_regions(est, X)
     assert ax.collections[0].get_offsets().shape[0] == 100 and ax.get_legend() is None
+
+
+def test_regions_of_the_unpruned_and_pruned_tree_side_by_side():
+    """The tutorial's picture (../shared/LITERATURE.md): regions of the unpruned tree and of
+    the tree pruned to the minimum cost-complexity, each drawn as its own leaves."""
+    from treelearn.pruning import Pruner
+
+    X, y = noisy_square()
+    est = tl.DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y)
+    pruner = Pruner(est)
+    small = pruner.prune_to_minimum(weight=2.7, complexity="nodes")
+    fig, (a, b) = matplotlib.pyplot.subplots(1, 2)
+    plot_decision_regions(est, X, y, ax=a)
+    plot_decision_regions(small, X, y, ax=b, feature_names=["x", "y"])
+    assert len(leaf_patches(a)) == est.get_n_leaves() > len(leaf_patches(b)) == small.n_leaves
+    # a bare Tree names its classes 0..K-1, like the estimator's own labels here
+    assert [t.get_text() for t in b.get_legend().get_texts()] == ["0", "1"]

@@ -212,13 +212,21 @@
     }
     return { reached, leaf, weight: best };
   }
+  // The form's values (null / NaN: missing), or null when a number box holds no number.
   function readSample() {
-    return D.features.map((_, f) => {
+    let ok = true;
+    const values = D.features.map((_, f) => {
       const el = $("x-" + f);
       const t = el.value.trim();
       if (levelIndex[f]) return t === "" ? null : t;
-      return t === "" ? NaN : Number(t);
+      const v = t === "" ? NaN : Number(t);
+      const bad = t !== "" && Number.isNaN(v);
+      el.classList.toggle("invalid", bad);
+      if (bad) ok = false;
+      return v;
     });
+    $("sample-error").textContent = ok ? "" : "Enter numbers (or leave a box empty for a missing value).";
+    return ok ? values : null;
   }
   let lastSample = null;
   let lit = [];
@@ -277,7 +285,11 @@
     go.id = "route";
     go.textContent = "Route";
     form.appendChild(go);
-    form.addEventListener("submit", (ev) => { ev.preventDefault(); showRoute(readSample()); });
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const values = readSample();
+      if (values) showRoute(values);
+    });
   }
 
   // -- decision regions (two numeric features) ------------------------------------------------
