@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -53,12 +54,16 @@ class TreeView:
             return np.argmin(expected_costs(value, self.cost_matrix), axis=1)
         return np.argmax(value, axis=1)
 
+    @cached_property
+    def node_class(self) -> np.ndarray:
+        """Class index each node predicts as a leaf (classifiers), computed once."""
+        return self.leaf_class(self.tree.value[:, 0, :])
+
     def node_prediction_text(self, node: int, decimals: int = 2) -> str:
         """The prediction of ``node`` as a leaf: a class name or a value."""
-        v = self.tree.value[node, 0]
         if self.is_classifier:
-            return str(self.class_names[int(self.leaf_class(v)[0])])
-        return f"{v[0]:.{decimals}f}"
+            return str(self.class_names[int(self.node_class[node])])
+        return f"{self.tree.value[node, 0, 0]:.{decimals}f}"
 
 
 def view_of(model, feature_names: Sequence[str] | None = None,

@@ -107,7 +107,8 @@ def _branch_ratios(tree: Tree, node: int) -> list[float]:
 def _branch_levels(tree: Tree, node: int) -> tuple[list[list[int]], list[int]]:
     """Level codes routed to each branch of a categorical node, and all routed codes."""
     cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
-    per = [np.flatnonzero(cb == b).tolist() for b in range(int(tree.n_branches[node]))]
+    nb = int(tree.branch_ptr[node + 1] - tree.branch_ptr[node])
+    per = [np.flatnonzero(cb == b).tolist() for b in range(nb)]
     return per, np.flatnonzero(cb >= 0).tolist()
 
 
@@ -505,7 +506,7 @@ def export_sql(model, *, table: str | None = None, feature_names: Sequence[str] 
     if not view.is_classifier:
         pred = _sql_tree(view, num(0))
     elif not fractional:
-        cls = view.leaf_class(value)
+        cls = view.node_class
         pred = _sql_tree(view, lambda node: _sql_literal(labels[int(cls[node])]))
         if proba:
             sums = value.sum(axis=1, keepdims=True)

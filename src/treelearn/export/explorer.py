@@ -92,7 +92,7 @@ def _regions(view: TreeView, X, y, max_points: int, seed: int) -> dict | None:
     lo = np.stack([np.clip(lo[:, f], *extent[f]) for f in (0, 1)], axis=1)
     hi = np.stack([np.clip(hi[:, f], *extent[f]) for f in (0, 1)], axis=1)
     if view.is_classifier:
-        cls = view.leaf_class(tree.value[:, 0, :])
+        cls = view.node_class
         color = [PALETTE[int(c) % len(PALETTE)] for c in cls]
         index = {c: k for k, c in enumerate(view.classes.tolist())}
         point_color = [PALETTE[index.get(v, 0) % len(PALETTE)] for v in labels.tolist()]

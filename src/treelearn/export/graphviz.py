@@ -40,7 +40,7 @@ def node_colors(view: TreeView) -> list[str]:
     tree = view.tree
     value = tree.value[:, 0, :]
     if view.is_classifier:
-        cls = view.leaf_class(value)
+        cls = view.node_class
         top = np.sort(value, axis=1)
         first, second = top[:, -1], (top[:, -2] if value.shape[1] > 1 else np.zeros(len(top)))
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -192,7 +192,7 @@ def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str]
     leaves = np.flatnonzero(tree.children_left < 0)
     value = tree.value[:, 0, :]
     if view.is_classifier:
-        cls = view.leaf_class(value)
+        cls = view.node_class
         face = [PALETTE[int(c) % len(PALETTE)] for c in cls]
     else:
         import matplotlib as mpl

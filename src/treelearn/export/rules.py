@@ -64,22 +64,29 @@ def merge_conditions(conds: list[Condition]) -> list[Condition]:
     value passes the merged test only if it passed every one (categorical tests stay as
     they are). Order: as first seen on the path.
     """
-    out: list[Condition] = []
-    where: dict[tuple[int, str], int] = {}
+    order: list = []  # categorical Conditions, and (feature, op) keys of numeric ones
+    merged: dict[tuple[int, str], list] = {}  # key -> [threshold, missing, first Condition]
     for c in conds:
         if c.op == "in":
-            out.append(c)
+            order.append(c)
             continue
         key = (c.feature, c.op)
-        if key not in where:
-            where[key] = len(out)
-            out.append(c)
+        m = merged.get(key)
+        if m is None:
+            merged[key] = [c.threshold, c.missing, c]
+            order.append(key)
             continue
-        old = out[where[key]]
-        thr = min(old.threshold, c.threshold) if c.op == "<=" else max(old.threshold,
-                                                                         c.threshold)
-        out[where[key]] = Condition(c.feature, c.op, threshold=thr,
-                                    missing=old.missing and c.missing)
+        m[0] = min(m[0], c.threshold) if c.op == "<=" else max(m[0], c.threshold)
+        m[1] = m[1] and c.missing
+    out: list[Condition] = []
+    for item in order:
+        if isinstance(item, Condition):
+            out.append(item)
+            continue
+        thr, missing, first = merged[item]
+        same = thr == first.threshold and missing == first.missing
+        out.append(first if same else Condition(item[0], item[1], threshold=thr,
+                                                missing=missing))
     return out
 
 
@@ -107,7 +114,7 @@ def _leaf_rules(view: TreeView, decimals: int) -> list[LeafRule]:
     tree = view.tree
     conds = node_conditions(tree)
     leaves = np.flatnonzero(tree.branch_ptr[1:] == tree.branch_ptr[:-1])
-    cls = view.leaf_class(tree.value[:, 0, :]) if view.is_classifier else None
+    cls = view.node_class if view.is_classifier else None
     rules = []
     for leaf in leaves:
         conf = float(tree.value[leaf, 0, cls[leaf]]) if cls is not None else None
