@@ -486,3 +486,14 @@ def test_reader_argument_errors():
         _sql_literal(float("nan"))
     assert _sql_literal(np.float64(np.inf)) == "1e999" and _sql_literal(True) == "1"
     assert _sql_literal("it's") == "'it''s'"
+
+
+def test_expected_costs_is_the_matrix_product_in_a_fixed_order():
+    from treelearn._tree import expected_costs
+
+    rng = np.random.default_rng(4)
+    P = rng.random((200, 6))
+    C = rng.random((6, 6))
+    ref = np.array([[sum(p[i] * C[i, j] for i in range(6)) for j in range(6)] for p in P])
+    np.testing.assert_array_equal(expected_costs(P, C), ref)  # sequential over true classes
+    np.testing.assert_allclose(expected_costs(P, C), P @ C, rtol=1e-12)
