@@ -45,6 +45,7 @@ tree as level codes (float32 ``0, 1, ...``; NaN for missing or unseen levels), s
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -406,10 +407,13 @@ class Tree:
         """Width of ``value`` (scikit-learn compatibility)."""
         return int(self.value.shape[2])
 
-    @property
+    @cached_property
     def n_branches(self) -> np.ndarray:
-        """Number of children of every node (0 for leaves)."""
-        return np.diff(self.branch_ptr)
+        """Number of children of every node (0 for leaves); computed once (readers ask per
+        node, and ``branch_ptr`` never changes after construction), read-only."""
+        out = np.diff(self.branch_ptr)
+        out.flags.writeable = False
+        return out
 
     @property
     def missing_go_to_left(self) -> np.ndarray:

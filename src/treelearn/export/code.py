@@ -107,8 +107,7 @@ def _branch_ratios(tree: Tree, node: int) -> list[float]:
 def _branch_levels(tree: Tree, node: int) -> tuple[list[list[int]], list[int]]:
     """Level codes routed to each branch of a categorical node, and all routed codes."""
     cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
-    nb = int(tree.branch_ptr[node + 1] - tree.branch_ptr[node])
-    per = [np.flatnonzero(cb == b).tolist() for b in range(nb)]
+    per = [np.flatnonzero(cb == b).tolist() for b in range(int(tree.n_branches[node]))]
     return per, np.flatnonzero(cb >= 0).tolist()
 
 

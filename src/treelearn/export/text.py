@@ -77,7 +77,7 @@ def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) 
     """The condition text of each branch of ``node`` (scikit-learn's "<=" / ">" for numeric
     splits, level sets for categorical ones), noting where missing values go."""
     f = tree.feature[node]
-    nb = int(tree.branch_ptr[node + 1] - tree.branch_ptr[node])  # not n_branches: O(nodes)
+    nb = int(tree.n_branches[node])
     c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
     if c1 > c0:
         names = (list(levels[f]) if levels[f] is not None
