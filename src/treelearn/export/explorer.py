@@ -22,14 +22,13 @@ comparison through ``Math.fround``), so what it shows can be checked against the
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path
 from .._paths import branch_condition
 from .._version import __version__
 from ..pruning import Pruner
@@ -203,15 +202,8 @@ def explore(model, X=None, y=None, path="tree.html", *, X_valid=None, y_valid=No
     if path.is_dir():
         raise ValueError(f"path {str(path)!r} is a directory; give a file name such as "
                          "tree.html.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                               dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(page)
     return path
 
 

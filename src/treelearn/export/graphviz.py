@@ -9,15 +9,14 @@ value. Rendering runs Graphviz's ``dot`` program and writes the file atomically.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path
 from .._paths import branch_condition
 from ._view import TreeView, view_of
 
@@ -171,15 +170,9 @@ def render_graphviz(source, path, *, format: str | None = None, **kwargs) -> Pat
     if exe is None:
         raise FileNotFoundError("rendering needs Graphviz's `dot` program (e.g. apt install "
                                 "graphviz); export_graphviz's DOT text needs nothing.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         run = subprocess.run([exe, f"-T{fmt}", "-o", tmp], input=dot_text.encode(),
                              capture_output=True, timeout=600)
         if run.returncode != 0:
             raise RuntimeError(f"Graphviz's dot failed: {run.stderr.decode(errors='replace')}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
