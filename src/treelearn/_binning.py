@@ -210,13 +210,27 @@ class Binner:
                     e, ex = feature_edges(np.sort(col), self.max_bins)
             edges.append(e)
             exact[f] = ex
-        self.bin_edges_ = edges
+        return self.set_edges(edges, exact)
+
+    def set_edges(self, edges: list, exact) -> Binner:
+        """Make this binner fitted with the given edges (one increasing float32 array of at
+        most ``max_bins - 1`` finite values per feature) and exactness flags; used by
+        :meth:`fit` and by model files. Raises ValueError for edges that break this."""
+        exact = np.asarray(exact, dtype=bool).reshape(-1)
+        if len(edges) != exact.shape[0] or not edges:
+            raise ValueError("a binner needs one edge array and one exactness flag per feature")
+        table = np.full((len(edges), EDGE_TABLE_WIDTH), np.inf, dtype=np.float32)
+        for f, e in enumerate(edges):
+            e = np.asarray(e)
+            if e.ndim != 1 or e.dtype != np.float32 or e.size > self.max_bins - 1 \
+                    or not np.all(np.isfinite(e)) or np.any(e[1:] <= e[:-1]):
+                raise ValueError(f"bin edges of feature {f} are not an increasing float32 array "
+                                 f"of at most {self.max_bins - 1} finite values")
+            table[f, : e.size] = e
+        self.bin_edges_ = [np.asarray(e) for e in edges]
         self.n_bins_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
         self.exact_ = exact
-        self.n_features_in_ = p
-        table = np.full((p, EDGE_TABLE_WIDTH), np.inf, dtype=np.float32)
-        for f, e in enumerate(edges):
-            table[f, : e.size] = e
+        self.n_features_in_ = len(edges)
         self._table = table
         return self
 

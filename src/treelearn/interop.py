@@ -119,6 +119,9 @@ def from_sklearn(estimator) -> BaseDecisionTree:
     _copy_fitted_attributes(estimator, model, ("classes_", "n_classes_", "n_features_in_",
                                                "feature_names_in_", "max_features_"))
     model.n_outputs_ = 1
+    # scikit-learn's trees read numeric features only
+    model.is_categorical_ = np.zeros(model.n_features_in_, dtype=bool)
+    model.categories_ = [None] * model.n_features_in_
     return model
 
 
