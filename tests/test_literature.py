@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier as SkTree
 
 from treelearn import DecisionTreeClassifier
+from treelearn.datasets import make_reviews
 
 
 def _rows(spec):
@@ -95,25 +96,6 @@ def test_ads_response_information_gain_lecture():
     assert round(g_prev, 3) == 0.048
 
 
-def _reviews(n, seed):
-    rng = np.random.default_rng(seed)
-    good = ["great", "lovely", "superb", "enjoyed", "wonderful", "best"]
-    bad = ["awful", "boring", "worst", "dull", "terrible", "waste"]
-    neutral = ["the", "film", "plot", "actor", "was", "and", "a", "movie", "scene", "it"]
-    texts, labels = [], []
-    for _ in range(n):
-        label = int(rng.integers(0, 2))
-        words = list(rng.choice(neutral, 8))
-        k = int(rng.integers(0, 3))
-        words += list(rng.choice(good if label else bad, k))
-        if rng.random() < 0.15:
-            words += list(rng.choice(bad if label else good, 1))
-        rng.shuffle(words)
-        texts.append(" ".join(words))
-        labels.append("pos" if label else "neg")
-    return texts, np.asarray(labels)
-
-
 def test_bag_of_characters_pipeline_nlp_textbook():
     """NLP textbook chapters: CountVectorizer(analyzer="char") -> tree in a Pipeline.
 
@@ -121,7 +103,7 @@ def test_bag_of_characters_pipeline_nlp_textbook():
     the sparse counts, beat the majority baseline, and (Gini, as the chapter checks its
     hand-built tree against scikit-learn's) grow scikit-learn's tree exactly.
     """
-    texts, labels = _reviews(600, 0)
+    texts, labels = make_reviews(600, 0)
     ours = make_pipeline(CountVectorizer(analyzer="char"), DecisionTreeClassifier(random_state=0))
     theirs = make_pipeline(CountVectorizer(analyzer="char"), SkTree(random_state=0))
     acc = cross_val_score(ours, texts, labels, cv=5).mean()
@@ -132,7 +114,7 @@ def test_bag_of_characters_pipeline_nlp_textbook():
     a, b = ours[-1].tree_, theirs[-1].tree_
     np.testing.assert_array_equal(a.feature, b.feature)
     np.testing.assert_array_equal(a.threshold, b.threshold)
-    test_texts, _ = _reviews(200, 1)
+    test_texts, _ = make_reviews(200, 1)
     np.testing.assert_array_equal(ours.predict(test_texts), theirs.predict(test_texts))
     # accuracy as loss ("misclassification") grows a tree too, two splits deep
     acc_loss = make_pipeline(CountVectorizer(analyzer="char"),
@@ -144,6 +126,7 @@ def test_bag_of_characters_pipeline_nlp_textbook():
 SPARSE_SCRIPT = """
 import resource, numpy as np, scipy.sparse as sp
 from treelearn import DecisionTreeClassifier
+from treelearn.datasets import make_reviews
 rng = np.random.default_rng(0)
 n, F, per_row = 100_000, 2_000, 20
 indptr = np.arange(0, n * per_row + 1, per_row)

@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from test_sklearn_equivalence import assert_same_tree
 
 import treelearn as tl
+from treelearn import datasets
 from treelearn._tree import Tree
 from treelearn.pruning import (
     CVPruning,
@@ -65,15 +66,11 @@ def _noisy_regression(seed=0, n=400):
 
 
 def _tutorial_data():
-    """LITERATURE.md: 500 points uniform in the unit square, class 1 where x + y > 1, 10% of
-    the labels flipped, numpy seed 20180904 (the tutorial's own draw order is not known, so
-    the numbers are close to, not equal to, the tutorial's)."""
-    rs = np.random.RandomState(20180904)
-    X = rs.rand(500, 2)
-    y = (X[:, 0] + X[:, 1] > 1).astype(int)
-    flip = rs.choice(500, 50, replace=False)
-    y[flip] = 1 - y[flip]
-    return X, y
+    """LITERATURE.md's pruning tutorial: 500 points uniform in the unit square, class 1 where
+    x + y > 1, 10% of the labels flipped, numpy seed 20180904 (test_datasets checks the
+    generator; the tutorial's own draw order is not known, so the numbers are close to, not
+    equal to, the tutorial's)."""
+    return datasets.make_noisy_square()
 
 
 # -- U_CF and pessimistic pruning -------------------------------------------------------------
