@@ -1,38 +1,383 @@
-"""The treelearn command, run as a user runs it (a subprocess)."""
+"""The treelearn command, run as a user runs it (a subprocess), on the shipped tables and on
+generated CSVs with categorical and missing columns."""
 
+import fcntl
+import json
+import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
+import zipfile
 from pathlib import Path
 
-GOLDEN = Path(__file__).with_name("golden_demo_iris.txt")
+import numpy as np
+import pandas as pd
+import pytest
+
+import treelearn as tl
+from treelearn import datasets
+
+GOLDEN = Path(__file__).with_name("golden")
+UPDATE = os.environ.get("TREELEARN_UPDATE_GOLDEN") == "1"
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "treelearn.cli", *args], capture_output=True,
-                          text=True, timeout=600)
+def run(*args, cwd=None, check_ok=True):
+    out = subprocess.run([sys.executable, "-m", "treelearn.cli", *map(str, args)],
+                         capture_output=True, text=True, timeout=900, cwd=cwd)
+    if check_ok:
+        assert out.returncode == 0, out.stderr
+    return out
 
 
-def test_demo_prints_the_literatures_numbers_beside_ours():
-    out = run("demo")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == GOLDEN.read_text()
-    assert "training accuracy                 0.9733          0.9733" in out.stdout
+def golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} differs from the golden file"
 
 
-def test_help_and_unknown_demo():
-    out = run("--help")
-    assert out.returncode == 0 and "demo" in out.stdout
+def error(*args, cwd=None) -> str:
+    """Run a command that must fail as a user error: exit 2, one line, no traceback."""
+    out = run(*args, cwd=cwd, check_ok=False)
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("treelearn: error: "), out.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def table_csv(tmp_path_factory):
+    """A generated table: text categories, numeric columns, holes in both, an id column."""
+    d = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    n = 400
+    colour = rng.choice(["red", "green", "blue"], n).astype(object)
+    size = rng.normal(10, 3, n)
+    weight = rng.random(n)
+    label = np.where((colour == "red") | (size > 12), "buy", "skip")
+    flip = rng.random(n) < 0.05
+    label[flip] = np.where(label[flip] == "buy", "skip", "buy")
+    price = 3 * size + 5 * (colour == "blue") + rng.normal(0, 1, n)
+    colour[rng.random(n) < 0.1] = None
+    size[rng.random(n) < 0.1] = np.nan
+    df = pd.DataFrame({"id": [f"c{i:04d}" for i in range(n)], "colour": colour,
+                       "size": size.round(3), "weight": weight.round(4), "label": label,
+                       "price": price.round(2)})
+    df.to_csv(d / "shop.csv", index=False)
+    df.to_csv(d / "shop.tsv", index=False, sep="\t")
+    df.to_parquet(d / "shop.parquet")
+    return d
+
+
+# -- fit, info, predict, evaluate on a generated table -------------------------------------------
+
+def test_fit_on_a_table_with_categories_and_holes(table_csv):
+    d = table_csv
+    out = run("fit", "shop.csv", "--target", "label", "--ignore", "price", cwd=d)
+    text = out.stdout
+    assert "data: shop.csv, 400 rows x 6 columns; target 'label' (classification, 2 classes)" \
+        in text
+    assert "features: 2 numeric, 1 categorical (colour)" in text
+    assert "ignored 'id': every value is distinct (an identifier)" in text
+    assert "ignored 'price': --ignore" in text
+    assert "missing values:" in text
+    assert "model: CARTClassifier(criterion='gini'), 10-fold CV pruning, 1-SE rule; trained " \
+           "on 300 rows, 100 held out" in text
+    assert "held-out accuracy:" in text and "confusion matrix (held-out" in text
+    assert "cross-validated accuracy (5-fold on the training rows):" in text
+    assert "saved: shop.tlm" in text
+    assert out.stderr == ""  # no progress bar when not on a terminal
+    model = tl.io.load(d / "shop.tlm")
+    assert isinstance(model, tl.CARTClassifier) and list(model.feature_names_in_) == [
+        "colour", "size", "weight"]
+    # the printed scores are the saved model's
+    df = pd.read_csv(d / "shop.csv")
+    acc = float(text.split("held-out accuracy: ")[1].split()[0])
+    assert 0.8 < acc <= 1.0
+    info = tl.io.read_metadata(d / "shop.tlm")["info"]
+    assert info["target"] == "label" and info["n_rows"] == 400 and info["n_train"] == 300
+    assert info["held_out"]["accuracy"] == pytest.approx(acc, abs=5e-5)
+    assert {c["name"]: c["kind"] for c in info["columns"]} == {
+        "colour": "categorical", "size": "numeric", "weight": "numeric"}
+
+    pred = run("predict", "shop.tlm", "shop.csv", "--proba", "--id", "id", cwd=d).stdout
+    got = pd.read_csv(pd.io.common.StringIO(pred), keep_default_na=False)
+    assert list(got.columns) == ["id", "prediction", "proba_buy", "proba_skip"]
+    X = df[["colour", "size", "weight"]].astype({"colour": object})
+    X["colour"] = X["colour"].where(X["colour"].notna(), None)
+    np.testing.assert_array_equal(got["prediction"], model.predict(X))
+    np.testing.assert_array_equal(got[["proba_buy", "proba_skip"]].to_numpy(),
+                                  model.predict_proba(X))  # repr floats read back exactly
+    run("predict", "shop.tlm", "shop.csv", "-o", "pred.csv", cwd=d)
+    assert (d / "pred.csv").read_text() == run("predict", "shop.tlm", "shop.csv", cwd=d).stdout
+
+    ev = run("evaluate", "shop.tlm", "shop.csv", cwd=d).stdout
+    assert ev.startswith("shop.tlm on shop.csv: 400 rows\naccuracy: ")
+    assert float(ev.split("accuracy: ")[1].split()[0]) == pytest.approx(
+        np.mean(model.predict(X) == df["label"]), abs=5e-5)
+
+    info_text = run("info", "shop.tlm", cwd=d).stdout
+    assert "CARTClassifier, model file format 1" in info_text
+    assert "unpruned tree kept:" in info_text and "classes: buy, skip" in info_text
+    assert "colour   categorical       3" in info_text
+    assert "trained on shop.csv: 400 rows, target 'label' (classification)" in info_text
+    assert "ignored column 'id': every value is distinct" in info_text
+
+
+def test_fit_regression_tsv_parquet_and_options(table_csv):
+    d = table_csv
+    out = run("fit", "shop.tsv", "--target", "price", "--ignore", "label", "--max-depth", "4",
+              "--cv", "0", "-o", "price.tlm", cwd=d).stdout
+    assert "target 'price' (regression)" in out and "CARTRegressor" in out
+    assert "held-out R2:" in out and "MAE" in out and "cross-validated" not in out
+    model = tl.io.load(d / "price.tlm")
+    assert model.tree_.max_depth <= 4
+    ev = run("evaluate", "price.tlm", "shop.parquet", cwd=d).stdout
+    assert "R2: " in ev
+    out = run("fit", "shop.parquet", "--target", "label", "--algorithm", "c45",
+              "--features", "colour,size", "--test-size", "0", "-o", "c45.tlm", cwd=d).stdout
+    assert "C45Classifier(criterion='gain_ratio'), pessimistic pruning; trained on 400 rows" \
+        in out and "held out" not in out
+    assert list(tl.io.load(d / "c45.tlm").feature_names_in_) == ["colour", "size"]
+    out = run("fit", "shop.csv", "--target", "label", "--algorithm", "id3", "--prune", "none",
+              "--ignore", "price", "--categorical", "colour", "--criterion", "entropy",
+              "--min-samples-leaf", "5", "-o", "id3.tlm", cwd=d).stdout
+    assert "ID3Classifier(criterion='entropy'), unpruned" in out
+    assert tl.io.load(d / "id3.tlm").min_samples_leaf == 5
+    out = run("fit", "shop.csv", "--target", "label", "--algorithm", "tree", "--splitter",
+              "hist", "--ignore", "price,id", "--max-leaf-nodes", "6", "-o", "hist.tlm",
+              cwd=d).stdout
+    assert "tree: 6 leaves" in out
+
+
+def test_prune_walks_the_path_and_saves(table_csv):
+    d = table_csv
+    run("fit", "shop.csv", "--target", "label", "--ignore", "price", "-o", "p.tlm", cwd=d)
+    model = tl.io.load(d / "p.tlm")
+    out = run("prune", "p.tlm", cwd=d).stdout
+    assert out.startswith("cost-complexity path of the unpruned tree")
+    assert "<- this model" in out and "select a step" in out
+    out = run("prune", "p.tlm", "--leaves", "2", cwd=d).stdout
+    assert "saved step" in out and "(2 leaves): p.pruned.tlm" in out
+    small = tl.io.load(d / "p.pruned.tlm")
+    assert small.tree_.n_leaves == 2
+    assert small.unpruned_tree_ == model.unpruned_tree_
+    full = Path(d / "full.tlm")
+    run("prune", "p.tlm", "--step", "0", "-o", full, cwd=d)
+    assert tl.io.load(full).tree_ == model.unpruned_tree_  # unpruned again
+    p = tl.Pruner(model.unpruned_tree_)
+    run("prune", "p.tlm", "--alpha", "0.02", "-o", "a.tlm", cwd=d)
+    assert tl.io.load(d / "a.tlm").tree_ == p.prune_to_alpha(0.02)
+    run("prune", "p.tlm", "--weight", "3", "-o", "w.tlm", cwd=d)
+    assert tl.io.load(d / "w.tlm").tree_ == p.prune_to_minimum(3.0)
+    assert "pruned by 'treelearn prune' from p.tlm" in run("info", "a.tlm", cwd=d).stdout
+    assert "between" in error("prune", "p.tlm", "--step", "9999", cwd=d)
+
+
+def test_export_every_format(table_csv, tmp_path):
+    d = table_csv
+    run("fit", "shop.csv", "--target", "label", "--ignore", "price", "-o", "e.tlm", cwd=d)
+    model = tl.io.load(d / "e.tlm")
+    assert run("export", "e.tlm", cwd=d).stdout == tl.export_text(model)
+    assert run("export", "e.tlm", "--format", "rules", cwd=d).stdout == tl.export_rules(model)
+    src = run("export", "e.tlm", "--format", "python", cwd=d).stdout
+    assert src.rstrip("\n") == tl.export_python(model).rstrip("\n")
+    ns = {}
+    exec(compile(src, "tree.py", "exec"), ns)
+    row = {"colour": "red", "size": 11.0, "weight": 0.5}
+    assert ns["predict"](list(row.values())) == model.predict(pd.DataFrame([row]).astype(
+        {"colour": object}))[0]
+    sql = run("export", "e.tlm", "--format", "sql", "--table", "shop", cwd=d).stdout
+    assert sql.rstrip("\n") == tl.export_sql(model, table="shop").rstrip("\n")
+    dot = run("export", "e.tlm", "--format", "dot", "--max-depth", "2", cwd=d).stdout
+    assert dot.rstrip("\n") == tl.export_graphviz(model, max_depth=2).rstrip("\n")
+    run("export", "e.tlm", "--format", "svg", "-o", tmp_path / "t.svg", cwd=d)
+    assert (tmp_path / "t.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    run("export", "e.tlm", "--format", "png", "-o", tmp_path / "t.png", cwd=d)
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    run("export", "e.tlm", "--format", "html", "-o", tmp_path / "t.html", "--data", "shop.csv",
+        cwd=d)
+    page = (tmp_path / "t.html").read_text()
+    assert "treelearnExplorer" in page and '"features":["colour","size","weight"]' in page
+    run("export", "e.tlm", "--format", "rules", "-o", tmp_path / "r.txt", cwd=d)
+    assert (tmp_path / "r.txt").read_text() == tl.export_rules(model)
+    assert "give -o FILE" in error("export", "e.tlm", "--format", "html", cwd=d)
+
+
+# -- shipped data, demos, datasets --------------------------------------------------------------
+
+def test_datasets_list_and_export(tmp_path):
+    out = run("datasets").stdout
+    for name in datasets.DATASETS:
+        assert name in out
+    run("datasets", "export", "sunburn", "-o", tmp_path / "sun.csv")
+    assert (tmp_path / "sun.csv").read_text().splitlines()[1] == \
+        "Sarah,Blonde,Average,Light,No,Burn"
+    sq = pd.read_csv(pd.io.common.StringIO(run("datasets", "export", "square").stdout))
+    X, y = datasets.make_noisy_square()
+    np.testing.assert_array_equal(sq[["x1", "x2"]].to_numpy(), X)  # exact through CSV
+    np.testing.assert_array_equal(sq["label"], y)
+    assert "unknown dataset 'nope'" in error("datasets", "export", "nope")
+    assert "needs a name" in error("datasets", "export")
+
+
+def test_fit_on_the_sunburn_table_is_id3s_tree(tmp_path):
+    run("datasets", "export", "sunburn", "-o", tmp_path / "sunburn.csv")
+    out = run("fit", "sunburn.csv", "--target", "Result", "--algorithm", "id3",
+              "--test-size", "0", "--cv", "0", cwd=tmp_path).stdout
+    assert "ignored 'Name': every value is distinct (an identifier)" in out
+    assert "|--- Hair =  Brown" in out and "|   |--- Lotion =  No" in out
+    pred = run("predict", "sunburn.tlm", "sunburn.csv", cwd=tmp_path).stdout.split()
+    assert pred == ["prediction", "Burn", "None", "None", "Burn", "Burn", "None", "None",
+                    "None"]  # "None" is a class here, not a missing value
+
+
+@pytest.mark.parametrize("name", ["sunburn", "loan", "ads", "iris", "text", "workflow"])
+def test_demo_golden(name):
+    golden(f"demo_{name}.txt", run("demo", name).stdout)
+
+
+def test_demo_square_writes_pictures_and_explorer(tmp_path):
+    out = run("demo", "square", "--out", tmp_path / "pics").stdout
+    golden("demo_square.txt", out.replace(str(tmp_path / "pics"), "<out>"))
+    names = sorted(p.name for p in (tmp_path / "pics").iterdir())
+    assert names == ["square_cost_complexity.png", "square_cv_accuracy.png",
+                     "square_explorer.html", "square_pruned_tree.png", "square_regions.png",
+                     "square_tree_size.png"]
+    for n in names:
+        if n.endswith(".png"):
+            assert (tmp_path / "pics" / n).read_bytes()[:4] == b"\x89PNG"
+    for line in ("unpruned 5-fold CV accuracy           0.782 +/- 0.039",
+                 "pruned: best mean accuracy                       0.83"):
+        assert line in out
+
+
+def test_demo_without_name_is_the_main_job(tmp_path):
+    out = run("demo", cwd=tmp_path).stdout
+    golden("demo_tour.txt", out)
+    assert list(tmp_path.iterdir()) == []  # writes nothing
+    assert "same predictions and probabilities: yes" in out
+    iris_row = next(line for line in out.splitlines() if line.startswith("training accuracy")
+                    and "0.9733" in line)
+    assert iris_row.split()[-3:] == ["0.9733", "0.9733", "0.9733"]
+
+
+# -- user errors: one line, exit 2; --debug shows the traceback ---------------------------------
+
+def test_user_errors_exit_2_with_one_line(tmp_path):
+    d = tmp_path
+    (d / "ok.csv").write_text("a,b,y\n1,x,p\n2,y,q\n3,x,p\n4,y,q\n")
+    assert "file not found: nope.csv" in error("fit", "nope.csv", "--target", "y", cwd=d)
+    msg = error("fit", "ok.csv", "--target", "z", cwd=d)
+    assert "no column 'z' in ok.csv; the columns are: a, b, y" in msg
+    (d / "empty.csv").write_text("a,b,y\n")
+    assert "has no rows" in error("fit", "empty.csv", "--target", "y", cwd=d)
+    (d / "blank.csv").write_text("")
+    assert "is empty" in error("fit", "blank.csv", "--target", "y", cwd=d)
+    (d / "ragged.csv").write_text("a,b,y\n1,2,p\n3,q\n")
+    assert "line 3 has 2 fields, the header has 3 (ragged rows)" in error(
+        "fit", "ragged.csv", "--target", "y", cwd=d)
+    (d / "long.csv").write_text("a,b,y\n1,2,p\n3,4,q,5\n")
+    assert "ragged rows" in error("fit", "long.csv", "--target", "y", cwd=d)
+    assert "a regression target must be numeric; column 'y' holds 'p'" in error(
+        "fit", "ok.csv", "--target", "y", "--task", "regression", cwd=d)
+    (d / "bad.tlm").write_bytes(b"PK\x03\x04 not really a zip")
+    assert "not a treelearn model file" in error("info", "bad.tlm", cwd=d)
+    run("fit", "ok.csv", "--target", "y", "--test-size", "0", "--cv", "0", cwd=d)
+    raw = (d / "ok.tlm").read_bytes()
+    (d / "cut.tlm").write_bytes(raw[: len(raw) // 2])
+    assert "model file" in error("predict", "cut.tlm", "ok.csv", cwd=d)
+    assert "has no rows" in error("predict", "ok.tlm", "empty.csv", cwd=d)
+    (d / "other.csv").write_text("b,c\nx,1\n")
+    assert "other.csv lacks the model's column(s): a" in error("predict", "ok.tlm", "other.csv",
+                                                              cwd=d)
+    (d / "text.csv").write_text("a,b\nseven,x\n")
+    assert "column 'a' of text.csv must be numeric; row 1 holds 'seven'" in error(
+        "predict", "ok.tlm", "text.csv", cwd=d)
+    assert "max_depth" in error("fit", "ok.csv", "--target", "y", "--max-depth", "0", cwd=d)
+    (d / "one.csv").write_text("a,y\n1,p\n2,p\n")
+    assert "single class" in error("fit", "one.csv", "--target", "y", cwd=d)
+    assert "c45 is for classification" in error("fit", "ok.csv", "--target", "a",
+                                                "--algorithm", "c45", "--task", "regression",
+                                                cwd=d)
+    (d / "data.xlsx").write_text("x")
+    assert "cannot tell the format" in error("fit", "data.xlsx", "--target", "y", cwd=d)
+    assert "--proba is for classification" in error(
+        "predict", _regressor(d), "ok.csv", "--proba", cwd=d)
+    out = run("--debug", "fit", "nope.csv", "--target", "y", cwd=d, check_ok=False)
+    assert out.returncode != 0 and "Traceback" in out.stderr and "UserError" in out.stderr
+
+
+def _regressor(d):
+    (d / "num.csv").write_text("a,y\n" + "".join(f"{i},{i * 0.37:.2f}\n" for i in range(40)))
+    run("fit", "num.csv", "--target", "y", "--cv", "0", cwd=d)
+    return "num.tlm"
+
+
+def test_help_lists_commands_with_examples():
+    out = run("--help").stdout
+    for cmd in ("fit", "predict", "evaluate", "prune", "export", "info", "demo", "datasets"):
+        assert cmd in out
+        sub = run(cmd, "--help").stdout
+        assert "examples:" in sub and f"treelearn {cmd}" in sub
     assert run().returncode == 0
-    out = run("demo", "nope")
-    assert out.returncode == 2
-    assert out.stderr.strip() == "treelearn: error: unknown demo 'nope'; choose one of: iris"
-    out = run("--debug", "demo", "nope")
-    assert out.returncode != 0 and "Traceback" in out.stderr
+    assert run("--version").stdout.strip() == f"treelearn {tl.__version__}"
+    out = run("demo", "nope", check_ok=False)
+    assert out.returncode == 2 and "invalid choice" in out.stderr
 
 
-def test_main_in_process(capsys):
+def test_progress_bar_only_on_a_terminal(table_csv, tmp_path):
+    """On a pseudo-terminal the fit shows a bar on stderr; piped (other tests) and --quiet,
+    none."""
+    def on_tty(*args):
+        master, slave = pty.openpty()
+        # A fresh pty is 0x0, which tqdm draws as nothing; give it a real terminal's size.
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        proc = subprocess.Popen([sys.executable, "-m", "treelearn.cli", *args],
+                                stdout=subprocess.DEVNULL, stderr=slave, cwd=table_csv)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait(timeout=600) == 0
+        os.close(master)
+        return b"".join(chunks).decode(errors="replace")
+
+    args = ("fit", "shop.csv", "--target", "label", "--ignore", "price", "-o",
+            str(tmp_path / "m.tlm"))
+    shown = on_tty(*args)
+    assert "fitting CARTClassifier" in shown and "6/6" in shown
+    assert "fitting" not in on_tty("--quiet", *args)
+
+
+def test_main_in_process(capsys, tmp_path):
     from treelearn.cli import main
 
-    assert main(["demo", "iris"]) == 0
-    assert "petal width <= 0.80" in capsys.readouterr().out
-    assert main(["demo", "x"]) == 2
+    assert main(["demo", "ads"]) == 0
+    assert "previous_customer" in capsys.readouterr().out
+    assert main(["datasets", "export", "nope"]) == 2
+    assert "unknown dataset" in capsys.readouterr().err
+
+
+def test_model_fitted_in_python_with_numeric_levels_is_read_by_its_text(tmp_path):
+    """A model fitted in Python on integer categories reads "1", "2" from a CSV as those
+    levels (not as unseen levels routed like missing values)."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"k": rng.integers(1, 4, 200).astype(object), "v": rng.random(200)})
+    y = np.where(df["k"] == 2, "a", "b")
+    est = tl.DecisionTreeClassifier(categorical_features=["k"], random_state=0).fit(df, y)
+    tl.io.save(est, tmp_path / "m.tlm")
+    df.to_csv(tmp_path / "d.csv", index=False)
+    out = run("predict", "m.tlm", "d.csv", cwd=tmp_path).stdout.split()[1:]
+    np.testing.assert_array_equal(out, est.predict(df))
+    meta = json.loads(zipfile.ZipFile(tmp_path / "m.tlm").read("model.json"))
+    assert meta["info"] == {}
+    assert "--target" in error("evaluate", "m.tlm", "d.csv", cwd=tmp_path)

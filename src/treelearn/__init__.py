@@ -6,10 +6,12 @@ and :class:`CARTRegressor`, the :class:`Binner` of the histogram splitter, the f
 :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, from :mod:`treelearn.export`
 the readers of a tree (:func:`export_text`, :func:`export_rules`, :func:`export_python`,
 :func:`export_sql`, :func:`export_graphviz`, :func:`plot_tree`, :func:`plot_decision_regions`
-and the interactive :func:`explore`), and from :mod:`treelearn.pruning` the :class:`Pruner`
-and C4.5's :class:`RuleSet`.
+and the interactive :func:`explore`), from :mod:`treelearn.pruning` the :class:`Pruner`
+and C4.5's :class:`RuleSet`, model files :func:`save` / :func:`load` (:mod:`treelearn.io`),
+and the literature's small tables in :mod:`treelearn.datasets`.
 """
 
+from . import datasets, io
 from ._binning import Binner
 from ._estimators import (
     C45Classifier,
@@ -32,6 +34,7 @@ from .export import (
     plot_tree,
 )
 from .interop import from_sklearn, to_sklearn
+from .io import load, save
 from .pruning import Pruner, RuleSet
 
 __all__ = [
@@ -55,5 +58,9 @@ __all__ = [
     "plot_tree",
     "from_sklearn",
     "to_sklearn",
+    "save",
+    "load",
+    "datasets",
+    "io",
     "__version__",
 ]

@@ -1,0 +1,571 @@
+"""The subcommands of ``treelearn``: each reads its arguments, calls the public API and prints."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io as _io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import io as model_io
+from ._data import (
+    Columns,
+    choose_columns,
+    read_table,
+    target_column,
+    target_values,
+    task_of,
+)
+from ._errors import UserError
+
+# -- shared helpers -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace, total: int, desc: str) -> Iterator:
+    """A progress bar on standard error, only when it is a terminal and not --quiet."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, unit="fit",
+               disable=args.quiet or not sys.stderr.isatty())
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _names(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def _load(path: str):
+    return model_io.load(path)
+
+
+def _is_classifier(model) -> bool:
+    return hasattr(model, "classes_")
+
+
+def _model_columns(model) -> Columns:
+    """The columns a saved model reads, from the model itself."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        raise UserError("the model has no column names (it was fitted on an array, not a "
+                        "table); the command line needs a model fitted on a table")
+    names = [str(n) for n in names]
+    cats = [n for n, c in zip(names, model.is_categorical_, strict=True) if c]
+    return Columns(features=names, categorical=cats, ignored={})
+
+
+def _features(model, table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The feature frame of ``table`` for ``model``; categorical cells are mapped to the
+    model's own levels by their text (a model fitted in Python may have numeric levels)."""
+    X = _model_columns(model).frame(table, source)
+    for j, levels in enumerate(model.categories_):
+        if levels is None:
+            continue
+        by_text = {str(v): v for v in levels.tolist()}
+        col = X.columns[j]
+        X[col] = X[col].map(lambda v, m=by_text: m.get(v, v) if v is not None else None)
+    return X
+
+
+def _write_text(text: str, output: str | None) -> None:
+    """Print, or write to ``output`` atomically."""
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    from .._files import atomic_path
+
+    path = Path(output)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def _scores_text(model, X, y, title: str) -> list[str]:
+    """Accuracy and confusion matrix, or R2 / MAE / RMSE, of ``model`` on (X, y)."""
+    pred = model.predict(X)
+    title = f"{title} " if title else ""
+    if _is_classifier(model):
+        from sklearn.metrics import confusion_matrix
+
+        labels = model.classes_
+        known = np.isin(y, labels)
+        acc = float(np.mean(pred == y))
+        lines = [f"{title}accuracy: {acc:.4f} ({int(np.sum(pred == y))} of {len(y)} rows)"]
+        if not known.all():
+            lines.append(f"  ({int((~known).sum())} rows have labels the model never saw)")
+        cm = confusion_matrix(y[known], pred[known], labels=labels)
+        names = [str(c) for c in labels]
+        w = max(8, *(len(n) for n in names)) + 2
+        lines.append(f"confusion matrix ({title.strip() or 'all rows'}; rows: true class, "
+                     "columns: predicted):")
+        lines.append(" " * w + "".join(n.rjust(w) for n in names))
+        for name, row in zip(names, cm, strict=True):
+            lines.append(name.ljust(w) + "".join(str(v).rjust(w) for v in row))
+        return lines
+    err = pred - y
+    ss = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(err ** 2)) / ss if ss > 0 else float("nan")
+    return [f"{title}R2: {r2:.4f}, MAE: {np.mean(np.abs(err)):.4g}, "
+            f"RMSE: {np.sqrt(np.mean(err ** 2)):.4g} ({len(y)} rows; target mean "
+            f"{y.mean():.4g}, std {y.std():.4g})"]
+
+
+def _labelled(model, meta: dict, table: pd.DataFrame, target: str | None, source: str):
+    """(X, y) of a labelled table for ``model`` (``meta``: its file's metadata); rows
+    without a label are dropped."""
+    target = target or meta["info"].get("target")
+    if not target:
+        raise UserError("give --target: the model file does not name its target column")
+    col = target_column(table, target, source)
+    keep = col.notna().to_numpy()
+    if not keep.any():
+        raise UserError(f"column {target!r} of {source} has no values")
+    table, col = table[keep], col[keep]
+    task = "classification" if _is_classifier(model) else "regression"
+    y = target_values(col, task)
+    if task == "classification":
+        y = _as_model_labels(y, model.classes_)
+    return _features(model, table, source), y, int((~keep).sum())
+
+
+def _as_model_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Labels read from a table (text or numbers) as the model's class labels, matched by
+    their text, so "1" in a file is the class 1 of a model fitted in Python."""
+    by_text = {str(c): c for c in classes.tolist()}
+    out = np.empty(len(y), dtype=object)
+    out[:] = [by_text.get(str(v), v) for v in y.tolist()]
+    if classes.dtype != object:
+        try:
+            return out.astype(classes.dtype)
+        except (TypeError, ValueError):
+            return out
+    return out
+
+
+# -- fit ------------------------------------------------------------------------------------------
+
+_ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
+               "c45": ("C45Classifier", None),
+               "id3": ("ID3Classifier", None),
+               "tree": ("DecisionTreeClassifier", "DecisionTreeRegressor")}
+
+
+def _estimator(args: argparse.Namespace, task: str, cols: Columns):
+    import treelearn
+
+    clf, reg = _ALGORITHMS[args.algorithm]
+    name = clf if task == "classification" else reg
+    if name is None:
+        raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
+                        "numeric (use cart or tree, or --task classification)")
+    params = {"random_state": args.seed,
+              "categorical_features": cols.categorical or None}
+    for opt in ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
+                "max_leaf_nodes", "splitter"):
+        if getattr(args, opt) is not None:
+            params[opt] = getattr(args, opt)
+    if args.prune is not None:
+        params["prune"] = None if args.prune == "none" else args.prune
+    return getattr(treelearn, name)(**params)
+
+
+def _split(args, X, y, task):
+    from sklearn.model_selection import train_test_split
+
+    if not 0.0 <= args.test_size < 1.0:
+        raise UserError(f"--test-size must be in [0, 1); got {args.test_size}")
+    n_test = int(round(args.test_size * len(y)))
+    if n_test == 0:
+        return X, y, None, None
+    if n_test >= len(y):
+        raise UserError(f"--test-size {args.test_size} leaves no training rows")
+    strat = None
+    if task == "classification":
+        _, counts = np.unique(y.astype(str), return_counts=True)
+        if counts.min() >= 2 and min(n_test, len(y) - n_test) >= counts.size:
+            strat = y.astype(str)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=n_test, random_state=args.seed,
+                                              stratify=strat)
+    return X_tr, y_tr, X_te, y_te
+
+
+def _cv_scores(args, est, X, y, task, bar) -> np.ndarray | None:
+    """Scores of ``args.cv`` folds on the training rows (accuracy or R2), one fit per fold."""
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    k = args.cv
+    if k == 0:
+        return None
+    if k < 2:
+        raise UserError(f"--cv must be 0 or at least 2; got {k}")
+    if len(y) < k:
+        return None
+    labels = y.astype(str)
+    if task == "classification" and np.unique(labels, return_counts=True)[1].min() >= k:
+        splits = StratifiedKFold(k, shuffle=True, random_state=args.seed).split(X, labels)
+    else:
+        splits = KFold(k, shuffle=True, random_state=args.seed).split(X)
+    scores = []
+    for train, test in splits:
+        m = clone(est).fit(X.iloc[train], y[train])
+        scores.append(m.score(X.iloc[test], y[test]))
+        bar.update()
+    return np.asarray(scores)
+
+
+def fit(args: argparse.Namespace) -> None:
+    import treelearn
+
+    data = Path(args.data)
+    table = read_table(data, args.sep)
+    col = target_column(table, args.target, data.name)
+    keep = col.notna().to_numpy()
+    if not keep.any():
+        raise UserError(f"the target column {args.target!r} has no values")
+    dropped = int((~keep).sum())
+    table, col = table[keep].reset_index(drop=True), col[keep].reset_index(drop=True)
+    cols = choose_columns(table, args.target, args.categorical, _names(args.ignore),
+                          _names(args.features))
+    task = task_of(col, args.task)
+    X = cols.frame(table, data.name)
+    y = target_values(col, task)
+    if task == "classification" and np.unique(y.astype(str)).size < 2:
+        raise UserError(f"the target {args.target!r} has a single class; nothing to learn")
+    est = _estimator(args, task, cols)
+    X_tr, y_tr, X_te, y_te = _split(args, X, y, task)
+    n_cv = args.cv if len(y_tr) >= max(args.cv, 2) else 0
+    with _progress(args, 1 + n_cv, f"fitting {type(est).__name__}") as bar:
+        est.fit(X_tr, y_tr)
+        bar.update()
+        cv = _cv_scores(args, est, X_tr, y_tr, task, bar)
+    out = Path(args.output) if args.output else Path(data.stem + ".tlm")
+
+    kind = ("classification, " + f"{np.unique(y.astype(str)).size} classes"
+            if task == "classification" else "regression")
+    lines = [f"data: {data.name}, {len(table)} rows x {table.shape[1]} columns; target "
+             f"{args.target!r} ({kind})"]
+    if dropped:
+        lines.append(f"dropped {dropped} rows whose target is missing")
+    numeric = len(cols.features) - len(cols.categorical)
+    lines.append(f"features: {numeric} numeric, {len(cols.categorical)} categorical"
+                 + (f" ({', '.join(cols.categorical)})" if cols.categorical else ""))
+    for c, why in cols.ignored.items():
+        lines.append(f"ignored {c!r}: {why}")
+    n_missing = int(X.isna().to_numpy().sum())
+    if n_missing:
+        lines.append(f"missing values: {n_missing} cells (the tree learns where they go)")
+    lines.append(f"model: {_describe(est)}; trained on {len(y_tr)} rows"
+                 + (f", {len(y_te)} held out" if y_te is not None else ""))
+    lines += ["", treelearn.export_text(est, max_depth=args.show_depth).rstrip(), ""]
+    t = est.tree_
+    size = f"tree: {t.n_leaves} leaves, depth {t.max_depth}"
+    if getattr(est, "unpruned_tree_", None) is not None:
+        size += f" (pruned from {est.unpruned_tree_.n_leaves} leaves"
+        size += (f", alpha {est.ccp_alpha_:.4g})" if hasattr(est, "ccp_alpha_") else ")")
+    if t.max_depth > args.show_depth:
+        size += f"; printed to depth {args.show_depth} (treelearn export for all of it)"
+    lines.append(size)
+    info = {"data": data.name, "target": args.target, "task": task, "n_rows": len(table),
+            "n_train": len(y_tr), "columns": _column_info(table, cols),
+            "ignored": cols.ignored, "dropped_missing_target": dropped}
+    if task == "classification":
+        labels, counts = np.unique(y.astype(str), return_counts=True)
+        info["class_counts"] = dict(zip(labels.tolist(), counts.tolist(), strict=True))
+    else:
+        info["target_summary"] = {"mean": float(np.mean(y)), "std": float(np.std(y)),
+                                  "min": float(np.min(y)), "max": float(np.max(y))}
+    metric = "accuracy" if task == "classification" else "R2"
+    if y_te is not None:
+        lines += _scores_text(est, X_te, y_te, "held-out")
+        info["held_out"] = {"rows": len(y_te), metric: float(est.score(X_te, y_te))}
+    if cv is not None:
+        lines.append(f"cross-validated {metric} ({args.cv}-fold on the training rows): "
+                     f"{cv.mean():.4f} +/- {cv.std():.4f}")
+        info["cross_validated"] = {"folds": args.cv, metric: float(cv.mean()),
+                                   "std": float(cv.std())}
+    model_io.save(est, out, info=info)
+    lines.append(f"saved: {out}")
+    print("\n".join(lines))
+
+
+def _describe(est) -> str:
+    prune = getattr(est, "prune", None)
+    how = {"cv": f"{est.prune_cv}-fold CV pruning, "
+        f"{'1-SE' if est.prune_rule == '1se' else 'minimum'} rule" if isinstance(
+        est.prune_cv, int) else "CV pruning", "pessimistic": "pessimistic pruning",
+        "reduced_error": "reduced-error pruning", "mdl": "MDL pruning",
+        None: "unpruned"}[prune]
+    return f"{type(est).__name__}(criterion={est.criterion!r}), {how}"
+
+
+def _column_info(table: pd.DataFrame, cols: Columns) -> list[dict]:
+    out = []
+    cats = set(cols.categorical)
+    for c in cols.features:
+        entry = {"name": c, "kind": "categorical" if c in cats else "numeric",
+                 "missing": int(table[c].isna().sum())}
+        if c in cats:
+            entry["levels"] = int(table[c].nunique())
+        out.append(entry)
+    return out
+
+
+# -- predict, evaluate ----------------------------------------------------------------------------
+
+
+def predict(args: argparse.Namespace) -> None:
+    model = _load(args.model)
+    data = Path(args.data)
+    table = read_table(data, args.sep)
+    X = _features(model, table, data.name)
+    out = {}
+    for c in _names(args.id):
+        if c not in table.columns:
+            raise UserError(f"no column {c!r} in {data.name}")
+        out[c] = table[c]
+    out["prediction"] = model.predict(X)
+    if args.proba:
+        if not _is_classifier(model):
+            raise UserError("--proba is for classification models; this one is a regressor")
+        proba = model.predict_proba(X)
+        for j, c in enumerate(model.classes_):
+            out[f"proba_{c}"] = proba[:, j]
+    buf = _io.StringIO()
+    pd.DataFrame(out).to_csv(buf, index=False)
+    _write_text(buf.getvalue(), args.output)
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    model = _load(args.model)
+    data = Path(args.data)
+    meta = model_io.read_metadata(args.model)
+    X, y, dropped = _labelled(model, meta, read_table(data, args.sep), args.target, data.name)
+    lines = [f"{Path(args.model).name} on {data.name}: {len(y)} rows"
+             + (f" ({dropped} without a label dropped)" if dropped else "")]
+    lines += _scores_text(model, X, y, "")
+    print("\n".join(lines))
+
+
+# -- prune ----------------------------------------------------------------------------------------
+
+
+def prune(args: argparse.Namespace) -> None:
+    import copy
+
+    from ..pruning import Pruner
+
+    model = _load(args.model)
+    base = model
+    unpruned = getattr(model, "unpruned_tree_", None)
+    if unpruned is not None:
+        base = copy.copy(model)
+        base.tree_ = unpruned
+    p = Pruner(base)
+    path = p.path
+    current = _current_step(p, model.tree_)
+    if args.step is not None:
+        target = args.step
+    elif args.leaves is not None:
+        if args.leaves < 1:
+            raise UserError(f"--leaves must be at least 1; got {args.leaves}")
+        target = int(np.flatnonzero(path.n_leaves <= args.leaves)[0])
+    elif args.alpha is not None:
+        target = path.steps_for_alpha(args.alpha) if args.alpha >= 0 else None
+        if target is None:
+            raise UserError(f"--alpha must be non-negative; got {args.alpha}")
+    elif args.weight is not None:
+        target = p.best_step(args.weight)
+    else:
+        target = None
+    if target is not None:
+        p.prune(target)
+    rows = []
+    for k in range(path.n_steps + 1):
+        mark = ("<- chosen" if target is not None and k == p.step
+                else "<- this model" if k == current else "")
+        rows.append((k, f"{path.ccp_alphas[k]:.6g}", int(path.n_leaves[k]),
+                     int(path.n_nodes[k]), f"{path.impurities[k]:.6g}", mark))
+    from .._text import table as _table
+
+    print(f"cost-complexity path of {'the unpruned tree' if unpruned is not None else 'the tree'}"
+          f" ({path.n_steps + 1} steps; risk: {path.risk}):")
+    print(_table(rows, ("step", "alpha", "leaves", "nodes", "risk", "")))
+    if target is None:
+        print("select a step with --step, --leaves, --alpha or --weight to save it")
+        return
+    pruned = p.to_estimator()
+    if unpruned is not None:
+        pruned.unpruned_tree_ = unpruned
+    pruned.ccp_alpha_ = float(path.ccp_alphas[p.step])
+    src = Path(args.model)
+    out = Path(args.output) if args.output else src.with_name(src.stem + ".pruned.tlm")
+    meta = model_io.read_metadata(src)
+    info = dict(meta.get("info", {}))
+    info["pruned"] = {"step": p.step, "alpha": float(path.ccp_alphas[p.step]),
+                      "from": src.name}
+    model_io.save(pruned, out, info=info)
+    print(f"saved step {p.step} ({pruned.tree_.n_leaves} leaves): {out}")
+
+
+def _current_step(p, tree) -> int | None:
+    """The step of ``p``'s path whose tree is ``tree`` (None if it is not on the path)."""
+    for k in np.flatnonzero(p.path.n_nodes == tree.node_count).tolist():
+        if p.prune(k) == tree:
+            p.prune(0)
+            return k
+    p.prune(0)
+    return None
+
+
+# -- export, info ---------------------------------------------------------------------------------
+
+
+def export(args: argparse.Namespace) -> None:
+    import treelearn
+
+    from ..export import render_graphviz
+
+    model = _load(args.model)
+    fmt = args.format
+    if fmt in ("svg", "png", "pdf", "html") and not args.output:
+        raise UserError(f"--format {fmt} writes a file: give -o FILE")
+    if fmt == "text":
+        kw = {"max_depth": args.max_depth} if args.max_depth is not None else {}
+        return _write_text(treelearn.export_text(model, **kw), args.output)
+    if fmt == "rules":
+        return _write_text(treelearn.export_rules(model), args.output)
+    if fmt == "python":
+        return _write_text(treelearn.export_python(model), args.output)
+    if fmt == "sql":
+        return _write_text(treelearn.export_sql(model, table=args.table), args.output)
+    if fmt == "dot":
+        return _write_text(treelearn.export_graphviz(model, max_depth=args.max_depth),
+                           args.output)
+    if fmt in ("svg", "png", "pdf"):
+        try:
+            path = render_graphviz(model, args.output, format=fmt, max_depth=args.max_depth)
+        except RuntimeError as exc:  # dot missing or failing
+            raise UserError(str(exc)) from None
+        print(f"wrote {path}", file=sys.stderr)
+        return None
+    X = y = None
+    if args.data:
+        data = Path(args.data)
+        X, y, _ = _labelled(model, model_io.read_metadata(args.model),
+                            read_table(data, args.sep), args.target, data.name)
+    path = treelearn.explore(model, X, y, args.output)
+    print(f"wrote {path}", file=sys.stderr)
+    return None
+
+
+def info(args: argparse.Namespace) -> None:
+    model = _load(args.model)
+    meta = model_io.read_metadata(args.model)
+    t = model.tree_
+    lines = [f"{args.model}: {meta['estimator']}, model file format {meta['format_version']}, "
+             f"written by treelearn {meta['treelearn_version']}"]
+    changed = _changed_params(model)
+    lines.append("parameters: " + (", ".join(f"{k}={v!r}" for k, v in changed.items())
+                                   or "the defaults"))
+    lines.append(f"tree: {t.node_count} nodes, {t.n_leaves} leaves, depth {t.max_depth}")
+    if getattr(model, "unpruned_tree_", None) is not None:
+        u = model.unpruned_tree_
+        lines.append(f"unpruned tree kept: {u.n_leaves} leaves, depth {u.max_depth}"
+                     + (f"; chosen alpha {model.ccp_alpha_:.6g}" if hasattr(model, "ccp_alpha_")
+                        else ""))
+    if _is_classifier(model):
+        lines.append(f"classes: {', '.join(map(str, model.classes_))}")
+    imp = model.feature_importances_
+    names = getattr(model, "feature_names_in_", None)
+    names = [str(n) for n in names] if names is not None else [
+        f"x{j}" for j in range(model.n_features_in_)]
+    from .._text import table as _table
+
+    rows = []
+    for j in np.argsort(-imp, kind="stable"):
+        levels = model.categories_[j]
+        rows.append((names[j], "categorical" if levels is not None else "numeric",
+                     len(levels) if levels is not None else "", f"{imp[j]:.4f}"))
+    lines += ["", _table(rows, ("feature", "kind", "levels", "importance")), ""]
+    inf = meta.get("info", {})
+    if inf.get("data"):
+        lines.append(f"trained on {inf['data']}: {inf.get('n_rows')} rows, target "
+                     f"{inf.get('target')!r} ({inf.get('task')}), {inf.get('n_train')} "
+                     "rows used for fitting")
+        if "class_counts" in inf:
+            lines.append("class counts: " + ", ".join(f"{k} {v}" for k, v in
+                                                      inf["class_counts"].items()))
+        if "target_summary" in inf:
+            s = inf["target_summary"]
+            lines.append(f"target: mean {s['mean']:.4g}, std {s['std']:.4g}, range "
+                         f"[{s['min']:.4g}, {s['max']:.4g}]")
+        for key in ("held_out", "cross_validated"):
+            if key in inf:
+                lines.append(f"{key.replace('_', '-')}: " + ", ".join(
+                    f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                    for k, v in inf[key].items()))
+        for c, why in inf.get("ignored", {}).items():
+            lines.append(f"ignored column {c!r}: {why}")
+    if "pruned" in inf:
+        lines.append(f"pruned by 'treelearn prune' from {inf['pruned']['from']} to step "
+                     f"{inf['pruned']['step']}")
+    print("\n".join(lines))
+
+
+def _changed_params(model) -> dict:
+    """Parameters that differ from the class's defaults."""
+    defaults = type(model)().get_params(deep=False)
+    out = {}
+    for k, v in model.get_params(deep=False).items():
+        d = defaults.get(k)
+        same = v is d or (type(v) is type(d) and not isinstance(v, np.ndarray) and v == d)
+        if not same:
+            out[k] = v.tolist() if isinstance(v, np.ndarray) else v
+    return out
+
+
+# -- demo, datasets -------------------------------------------------------------------------------
+
+
+def demo(args: argparse.Namespace) -> None:
+    from .. import demos
+
+    if args.name is None:
+        print(demos.tour())
+    elif args.name == "square":
+        print(demos.square(args.out or "treelearn-demo"))
+    else:
+        if args.out:
+            raise UserError("--out is for the square demo")
+        print(demos.DEMOS[args.name][1]())
+
+
+def datasets(args: argparse.Namespace) -> None:
+    from .. import datasets as ds
+    from .._text import table as _table
+
+    if args.action == "list":
+        if args.name:
+            raise UserError("datasets list takes no name; use: treelearn datasets export NAME")
+        rows = [(d.name, d.target, d.description) for d in ds.DATASETS.values()]
+        print(_table(rows, ("name", "target", "description"), left=(0, 1, 2)))
+        print("\nexport one with: treelearn datasets export NAME [-o FILE]")
+        return
+    if not args.name:
+        raise UserError(f"datasets export needs a name: {', '.join(ds.DATASETS)}")
+    try:
+        frame = ds.load(args.name)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    buf = _io.StringIO()
+    frame.to_csv(buf, index=False)  # floats as repr: shortest text that reads back exactly
+    _write_text(buf.getvalue(), args.output)
