@@ -342,6 +342,51 @@ def test_user_errors_exit_2_with_one_line(tmp_path):
     assert out.returncode != 0 and "Traceback" in out.stderr and "UserError" in out.stderr
 
 
+def test_tables_the_reader_refuses_or_understands(tmp_path):
+    """What a demanding user throws at ``fit``: odd separators, names, encodings, types."""
+    d = tmp_path
+    fit = ("--target", "y", "--cv", "0", "--test-size", "0")
+    assert "is a directory, not a table" in error("fit", ".", "--target", "y", cwd=d)
+    (d / "dup.csv").write_text("a,a,y\n1,2,p\n3,4,q\n")
+    assert "column names must be present and distinct (repeated: a)" in error(
+        "fit", "dup.csv", *fit, cwd=d)
+    (d / "unnamed.csv").write_text("a,,y\n1,2,p\n3,4,q\n")
+    assert "column names must be present and distinct" in error("fit", "unnamed.csv", *fit,
+                                                                cwd=d)
+    (d / "latin.csv").write_bytes("a,b,y\n1,caf\xe9,p\n".encode("latin-1"))
+    assert "latin.csv is not UTF-8 text" in error("fit", "latin.csv", *fit, cwd=d)
+    (d / "broken.parquet").write_bytes(b"PAR1 not really parquet")
+    assert "cannot read broken.parquet as Parquet" in error("fit", "broken.parquet", *fit,
+                                                            cwd=d)
+    # .txt: the separator is sniffed; --sep overrides any suffix
+    rows = "".join(f"{i};{'xy'[i % 2]};{'pq'[i % 3 == 0]}\n" for i in range(30))
+    (d / "semi.txt").write_text("a;b;y\n" + rows)
+    assert "30 rows x 3 columns" in ok("fit", "semi.txt", *fit, cwd=d).stdout
+    (d / "semi.dat").write_text("a;b;y\n" + rows)
+    assert "30 rows x 3 columns" in ok("fit", "semi.dat", "--sep", ";", *fit, cwd=d).stdout
+    (d / "one.txt").write_text("justonecolumn\n")
+    assert "cannot tell the column separator of one.txt; give --sep" in error(
+        "fit", "one.txt", *fit, cwd=d)
+    # columns: all missing, booleans, explicit categorical lists
+    (d / "t.csv").write_text("a,b,flag,y\n" + "".join(
+        f"{i},,{'true' if i % 2 else 'false'},{'pq'[i % 2]}\n" for i in range(20)))
+    out = ok("fit", "t.csv", *fit, cwd=d).stdout
+    assert "1 categorical (flag)" in out
+    assert "--categorical names 'zz', which is not a feature column" in error(
+        "fit", "t.csv", *fit, "--categorical", "zz", cwd=d)
+    assert "column 'flag' holds text; list it in --categorical too" in error(
+        "fit", "t.csv", *fit, "--categorical", "a", cwd=d)
+    assert "--categorical none, but column 'flag' holds text" in error(
+        "fit", "t.csv", *fit, "--categorical", "none", cwd=d)
+    assert "no feature columns left to learn from" in error(
+        "fit", "t.csv", *fit, "--ignore", "a,b,flag", cwd=d)
+    assert "the target 'y' cannot also be a feature" in error(
+        "fit", "t.csv", *fit, "--features", "a,y", cwd=d)
+    assert "no column 'q'" in error("fit", "t.csv", *fit, "--ignore", "q", cwd=d)
+    (d / "nolabels.csv").write_text("a,y\n1,\n2,\n")
+    assert "the target column 'y' has no values" in error("fit", "nolabels.csv", *fit, cwd=d)
+
+
 def _regressor(d):
     (d / "num.csv").write_text("a,y\n" + "".join(f"{i},{i * 0.37:.2f}\n" for i in range(40)))
     assert call("fit", "num.csv", "--target", "y", "--cv", "0", cwd=d).returncode == 0

@@ -45,7 +45,9 @@ def read_table(path: str | Path, sep: str | None = None) -> pd.DataFrame:
                 raise UserError(f"cannot tell the format of {path.name}: use a .csv, .tsv or "
                                 ".parquet file, or give --sep")
             sep = _SEPARATORS[suffix] or _sniff(path)
-        _check_rectangular(path, sep)
+        # pandas would rename a repeated "a" to "a.1"; judge the names as written
+        header = [h.strip() for h in _check_rectangular(path, sep)]
+        _check_names(header, path.name)
         try:
             frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
                                 na_values=list(NA_VALUES), skipinitialspace=True)
@@ -56,12 +58,16 @@ def read_table(path: str | Path, sep: str | None = None) -> pd.DataFrame:
     if frame.shape[0] == 0:
         raise UserError(f"{path.name} has no rows (only a header)")
     names = [str(c) for c in frame.columns]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes or any(n.startswith("Unnamed: ") for n in names):
-        raise UserError(f"{path.name}: column names must be present and distinct "
-                        f"(repeated: {', '.join(dupes) or 'none'})")
+    _check_names(names, path.name)
     frame.columns = names
     return frame
+
+
+def _check_names(names: list[str], source: str) -> None:
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes or any(n == "" or n.startswith("Unnamed: ") for n in names):
+        raise UserError(f"{source}: column names must be present and distinct "
+                        f"(repeated: {', '.join(dupes) or 'none'})")
 
 
 def _first_line(exc: Exception) -> str:
@@ -90,8 +96,9 @@ def _sniff(path: Path) -> str:
             from None
 
 
-def _check_rectangular(path: Path, sep: str) -> None:
-    """Every row has as many fields as the header (pandas pads short rows silently)."""
+def _check_rectangular(path: Path, sep: str) -> list[str]:
+    """Every row has as many fields as the header (pandas pads short rows silently); returns
+    the header."""
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.reader(f, delimiter=sep, skipinitialspace=True)
@@ -107,6 +114,7 @@ def _check_rectangular(path: Path, sep: str) -> None:
         raise UserError(f"{path.name} is not UTF-8 text") from None
     except csv.Error as exc:
         raise UserError(f"cannot read {path.name}: {exc}") from None
+    return header
 
 
 def _names(text: str) -> list[str]:
