@@ -5,6 +5,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import stat
 import zipfile
 
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.datasets import load_iris
 from sklearn.model_selection import RepeatedStratifiedKFold, ShuffleSplit
 from sklearn.tree import DecisionTreeClassifier as SkTree
 
@@ -296,6 +298,71 @@ def test_inconsistent_parts_are_refused(tmp_path):
             tree["threshold"]["file"]: _npy(est.tree_.threshold)[:-8]}))
     with pytest.raises(ModelFileError, match="missing"):
         tio.load(_rewrite(good, tmp_path / "gone.tlm", members={tree["value"]["file"]: None}))
+
+
+def _deep(depth):
+    v = 1
+    for _ in range(depth):
+        v = {"$type": "list", "items": [v]}
+    return v
+
+
+def _set(path, value):
+    """An edit of model.json: set the value at ``path`` (keys and list indices)."""
+    def edit(meta):
+        node = meta
+        for k in path[:-1]:
+            node = node[k]
+        if value is KeyError:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
+    return edit
+
+
+_PRUNING = ("fitted", "pruning_", "fields")
+#: One edit of a valid CART model's JSON each, and the start of the message it must give.
+_EDITS = {
+    "missing tree": (_set(("fitted", "tree_"), KeyError), "fitted attribute tree_ is missing"),
+    "tree is a number": (_set(("fitted", "tree_"), 3), "tree_ is not a tree"),
+    "n_outputs": (_set(("fitted", "n_outputs_"), 2), "n_outputs_ or max_features_"),
+    "max_features": (_set(("fitted", "max_features_"), 99), "n_outputs_ or max_features_"),
+    "bare list": (_set(("fitted", "is_categorical_"), [False] * 4), "a bare list where"),
+    "mask as a list": (_set(("fitted", "is_categorical_"),
+                            {"$type": "list", "items": [False] * 4}), "is_categorical_ must"),
+    "categories short": (_set(("fitted", "categories_", "items"), [None]), "categories_ must"),
+    "unpruned not a tree": (_set(("fitted", "unpruned_tree_"), "x"), "unpruned_tree_ is not"),
+    "alpha negative": (_set(("fitted", "ccp_alpha_"), -1.0), "ccp_alpha_ must be"),
+    "nested deeply": (_set(("fitted", "n_classes_"), _deep(100)), "values nested too deeply"),
+    "float text": (_set(("fitted", "ccp_alpha_"), {"$type": "float", "value": "1e3"}), "float"),
+    "list without items": (_set(("fitted", "categories_"), {"$type": "list"}), "list without"),
+    "dict pairs": (_set(("fitted", "n_classes_"), {"$type": "dict", "items": [[1]]}),
+                   "dict without key/value pairs"),
+    "dict key": (_set(("fitted", "n_classes_"),
+                      {"$type": "dict", "items": [[{"$type": "list", "items": [1]}, 2]]}),
+                 "a dict key is not a plain value"),
+    "record class": (_set(("fitted", "pruning_", "class"), "Popen"), "record 'Popen'"),
+    "record fields": (_set(_PRUNING + ("rule",), KeyError), "record 'CVPruning'"),
+    "pruning rule": (_set(_PRUNING + ("rule",), "max"), "pruning_.rule 'max'"),
+    "pruning index": (_set(_PRUNING + ("best_index",), 10**6), "pruning_ indices"),
+    "pruning not CV": (_set(("fitted", "pruning_"), 1), "pruning_ is not a cross-validated"),
+    "path risk": (_set(_PRUNING + ("path", "fields", "risk"), "gini"), "pruning_.path root"),
+    "splitter": (_set(("params", "prune_cv"), {"$type": "splitter", "class": "os.system",
+                                               "params": {}}), "splitter 'os.system'"),
+    "tree count": (_set(("fitted", "tree_", "n_classes"), 0), "tree n_classes 0"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(_EDITS))
+def test_each_fitted_part_is_checked(tmp_path, edit):
+    """Every check of the loader, reached by one edit of an otherwise valid file."""
+    X, y = load_iris(return_X_y=True)
+    good = tio.save(tl.CARTClassifier(random_state=0).fit(X, y), tmp_path / "cart.tlm")
+    change, message = _EDITS[edit]
+    meta = _meta(good)
+    change(meta)
+    with pytest.raises(ModelFileError, match=re.escape(message)):
+        tio.load(_rewrite(good, tmp_path / "bad.tlm", meta))
 
 
 def test_save_errors_and_warnings(tmp_path):
