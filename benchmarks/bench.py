@@ -39,6 +39,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.model_selection import train_test_split
 
 import treelearn as tl
+from treelearn._progress import progress, say
 
 HERE = Path(__file__).resolve().parent
 MAX_BINS = 255
@@ -158,7 +159,7 @@ def run_method(method, kind, cfg, Xtr, ytr, Xte, yte, repeats) -> dict:
 
 
 def bench_case(kind, n, p, cfg_name, methods, repeats, peer_repeats,
-               lgb_unlimited=False) -> dict:
+               lgb_unlimited=False, bar=None) -> dict:
     Xtr, Xte, ytr, yte = data(kind, n, p)
     case = {"kind": kind, "n_rows": n, "n_features": p, "config": cfg_name,
             "input_mb": round(Xtr.nbytes / 2**20, 1),
@@ -172,7 +173,9 @@ def bench_case(kind, n, p, cfg_name, methods, repeats, peer_repeats,
             run_method(m, kind, cfg, Xtr[:k], ytr[:k], Xte[:100], yte[:100], 1)
         r = repeats if m.startswith("treelearn") else peer_repeats
         case[m] = run_method(m, kind, cfg, Xtr, ytr, Xte, yte, r)
-        print(f"  {kind} {n}x{p} {cfg_name} {m}: fit {case[m]['fit_s']:.3f} s", flush=True)
+        say(f"  {kind} {n}x{p} {cfg_name} {m}: fit {case[m]['fit_s']:.3f} s")
+        if bar is not None:
+            bar.update()
     if "treelearn hist" in case:
         b = tl.Binner(max_bins=MAX_BINS)
         t = time.perf_counter()
@@ -314,10 +317,12 @@ def main(argv=None) -> None:
         if args.wide:
             plan.append(("classification", 200_000, 500))
         peer = args.peer_repeats or args.repeats
-        for kind, n, p in plan:
-            for cfg in args.configs:
-                cases.append(bench_case(kind, n, p, cfg, args.methods, args.repeats, peer,
-                                        args.lgb_unlimited))
+        with progress(len(plan) * len(args.configs) * len(args.methods), "benchmark",
+                      unit="run") as bar:
+            for kind, n, p in plan:
+                for cfg in args.configs:
+                    cases.append(bench_case(kind, n, p, cfg, args.methods, args.repeats, peer,
+                                            args.lgb_unlimited, bar))
         print()
         print_table(cases, args.methods)
     result["cases"] = cases

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn import tree as sktree
 
 import treelearn as tl
+from treelearn._progress import progress
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -148,8 +149,10 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true", help="skip the Chromium timings")
     args = ap.parse_args()
     rows = []
-    for nodes in args.nodes:
-        rows += run(nodes, not args.no_browser)
+    with progress(len(args.nodes), "benchmark", unit="tree") as bar:
+        for nodes in args.nodes:
+            rows += run(nodes, not args.no_browser)
+            bar.update()
     print(f"{'nodes':>7}  {'tool':<13}{'what':<34}{'seconds':>9}  note")
     for r in rows:
         print(f"{r['nodes']:>7,}  {r['tool']:<13}{r['what']:<34}{r['seconds']:>9.4f}  "

@@ -32,6 +32,7 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 
 import treelearn as tl
+from treelearn._progress import progress, say
 
 
 def data(n: int, seed: int = 0):
@@ -114,10 +115,12 @@ def main(argv=None) -> None:
                     help="most alphas scikit-learn's grid search scores")
     args = ap.parse_args(argv)
     print(f"{'rows':>8}  {'method':36} {'fit s':>8} {'accuracy':>9} {'nodes':>7}  note")
-    for n in args.sizes:
-        for r in run(n, args.grid):
-            print(f"{r['n']:>8,}  {r['method']:36} {r['seconds']:8.2f} {r['accuracy']:9.4f} "
-                  f"{r['nodes']:7d}  {r['note']}", flush=True)
+    with progress(len(args.sizes), "benchmark", unit="size") as bar:
+        for n in args.sizes:
+            for r in run(n, args.grid):
+                say(f"{r['n']:>8,}  {r['method']:36} {r['seconds']:8.2f} {r['accuracy']:9.4f} "
+                    f"{r['nodes']:7d}  {r['note']}")
+            bar.update()
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 from bench import MAX_BINS, PeakMemory  # noqa: E402
 
 import treelearn as tl  # noqa: E402
+from treelearn._progress import progress, say  # noqa: E402
 
 CONFIGS = {"depth=10": {"max_depth": 10}, "leaves=255": {"max_leaf_nodes": 255}}
 LEVELS = (5, 50, 1000)
@@ -114,6 +115,7 @@ def main(argv=None) -> None:
     ap.add_argument("-o", "--output", default=str(HERE / "results" / "bench_tables.json"))
     args = ap.parse_args(argv)
     rows = []
+    bar = progress(len(args.sizes) * len(CONFIGS) * len(args.methods), "benchmark", unit="run")
     for n in args.sizes:
         Xtr, Xte, ytr, yte = table(n)
         for cfg_name, cfg in CONFIGS.items():
@@ -131,7 +133,9 @@ def main(argv=None) -> None:
                        "fit_predict_s": statistics.median(times), "peak_mb": round(mem, 1),
                        "accuracy": float(np.mean(pred == yte)), "nodes": int(nodes)}
                 rows.append(row)
-                print(f"  {n} {cfg_name} {m}: {row['fit_predict_s']:.3f} s", flush=True)
+                say(f"  {n} {cfg_name} {m}: {row['fit_predict_s']:.3f} s")
+                bar.update()
+    bar.close()
     print(f"\n{'data':<14}{'config':<12}{'method':<22}{'fit+pred s':>11}{'peak MB':>9}"
           f"{'accuracy':>10}{'nodes':>8}{'/lightgbm':>10}")
     print("-" * 96)

@@ -460,3 +460,16 @@ def test_model_fitted_in_python_with_numeric_levels_is_read_by_its_text(tmp_path
     meta = json.loads(zipfile.ZipFile(tmp_path / "m.tlm").read("model.json"))
     assert meta["info"] == {}
     assert "--target" in error("evaluate", "m.tlm", "d.csv", cwd=tmp_path)
+
+
+def test_progress_helpers_stay_quiet_off_a_terminal(capsys):
+    """The benchmarks' and commands' bar is off when standard error is not a terminal (here:
+    captured); lines printed through say() still arrive, on standard output."""
+    from treelearn._progress import progress, say
+
+    with progress(3, "work") as bar:
+        assert bar.disable
+        bar.update()
+        say("a result line")
+    got = capsys.readouterr()
+    assert got.out == "a result line\n" and got.err == ""

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io as _io
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import io as model_io
+from .._progress import progress
 from ._data import (
     Columns,
     choose_columns,
@@ -26,17 +25,9 @@ from ._errors import UserError
 # -- shared helpers -------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _progress(args: argparse.Namespace, total: int, desc: str) -> Iterator:
+def _progress(args: argparse.Namespace, total: int, desc: str):
     """A progress bar on standard error, only when it is a terminal and not --quiet."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, unit="fit",
-               disable=args.quiet or not sys.stderr.isatty())
-    try:
-        yield bar
-    finally:
-        bar.close()
+    return progress(total, desc, quiet=args.quiet, unit="fit")
 
 
 def _names(text: str) -> list[str]:
