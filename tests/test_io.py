@@ -500,3 +500,13 @@ def test_fuzz_mutated_json_and_arrays(fuzz_source, data):
         members[name] = _npy(a)
     path = _rewrite(src, d / "structured.tlm", mutated, members)
     _load_or_clean_error(path)
+
+
+def test_load_with_metadata_is_load_and_read_metadata(tmp_path):
+    est, good = _fitted(tmp_path)
+    model, meta = tio.load_with_metadata(good)
+    assert meta == tio.read_metadata(good)
+    same(vars(model), vars(tio.load(good)))
+    (tmp_path / "x.tlm").write_text("nope")
+    with pytest.raises(ModelFileError, match="not a zip"):
+        tio.load_with_metadata(tmp_path / "x.tlm")

@@ -245,7 +245,7 @@ def save(model, path, *, info: dict | None = None) -> Path:
     est, _ = estimator_and_tree(model, "save")
     if est is None:
         raise TypeError("save needs a fitted estimator, not a bare Tree.")
-    if type(est).__name__ not in ESTIMATORS or type(est) is not ESTIMATORS[type(est).__name__]:
+    if type(est) not in ESTIMATORS.values():
         raise TypeError(f"save supports treelearn's estimators ({', '.join(ESTIMATORS)}); got "
                         f"{type(est).__name__}.")
     writer = _Writer()
@@ -515,6 +515,29 @@ def load(path) -> BaseDecisionTree:
     FileNotFoundError
         When ``path`` does not exist.
     """
+    return load_with_metadata(path)[0]
+
+
+def load_with_metadata(path) -> tuple[BaseDecisionTree, dict]:
+    """:func:`load` and :func:`read_metadata` in one reading of the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+
+    Returns
+    -------
+    model : treelearn estimator
+        As :func:`load` returns it.
+    metadata : dict
+        As :func:`read_metadata` returns it.
+
+    Raises
+    ------
+    ModelFileError, FileNotFoundError
+        As :func:`load`.
+    """
     with _open(path) as zf:
         try:
             meta = _metadata(zf)
@@ -542,7 +565,7 @@ def load(path) -> BaseDecisionTree:
     for k, v in fitted.items():
         setattr(model, k, v)
     _check_model(model)
-    return model
+    return model, meta
 
 
 def _is_int(x, lo: int, hi: int) -> bool:

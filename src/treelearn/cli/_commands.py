@@ -16,6 +16,7 @@ from ._data import (
     Columns,
     choose_columns,
     read_table,
+    split_names,
     target_column,
     target_values,
     task_of,
@@ -28,14 +29,6 @@ from ._errors import UserError
 def _progress(args: argparse.Namespace, total: int, desc: str):
     """A progress bar on standard error, only when it is a terminal and not --quiet."""
     return progress(total, desc, quiet=args.quiet, unit="fit")
-
-
-def _names(text: str) -> list[str]:
-    return [c.strip() for c in text.split(",") if c.strip()]
-
-
-def _load(path: str):
-    return model_io.load(path)
 
 
 def _is_classifier(model) -> bool:
@@ -224,13 +217,15 @@ def fit(args: argparse.Namespace) -> None:
         raise UserError(f"the target column {args.target!r} has no values")
     dropped = int((~keep).sum())
     table, col = table[keep].reset_index(drop=True), col[keep].reset_index(drop=True)
-    cols = choose_columns(table, args.target, args.categorical, _names(args.ignore),
-                          _names(args.features))
+    cols = choose_columns(table, args.target, args.categorical, split_names(args.ignore),
+                          split_names(args.features))
     task = task_of(col, args.task)
     X = cols.frame(table, data.name)
     y = target_values(col, task)
-    if task == "classification" and np.unique(y.astype(str)).size < 2:
-        raise UserError(f"the target {args.target!r} has a single class; nothing to learn")
+    if task == "classification":
+        labels, counts = np.unique(y.astype(str), return_counts=True)
+        if labels.size < 2:
+            raise UserError(f"the target {args.target!r} has a single class; nothing to learn")
     est = _estimator(args, task, cols)
     X_tr, y_tr, X_te, y_te = _split(args, X, y, task)
     n_cv = args.cv if len(y_tr) >= max(args.cv, 2) else 0
@@ -240,8 +235,8 @@ def fit(args: argparse.Namespace) -> None:
         cv = _cv_scores(args, est, X_tr, y_tr, task, bar)
     out = Path(args.output) if args.output else Path(data.stem + ".tlm")
 
-    kind = ("classification, " + f"{np.unique(y.astype(str)).size} classes"
-            if task == "classification" else "regression")
+    kind = (f"classification, {labels.size} classes" if task == "classification"
+            else "regression")
     lines = [f"data: {data.name}, {len(table)} rows x {table.shape[1]} columns; target "
              f"{args.target!r} ({kind})"]
     if dropped:
@@ -269,7 +264,6 @@ def fit(args: argparse.Namespace) -> None:
             "n_train": len(y_tr), "columns": _column_info(table, cols),
             "ignored": cols.ignored, "dropped_missing_target": dropped}
     if task == "classification":
-        labels, counts = np.unique(y.astype(str), return_counts=True)
         info["class_counts"] = dict(zip(labels.tolist(), counts.tolist(), strict=True))
     else:
         info["target_summary"] = {"mean": float(np.mean(y)), "std": float(np.std(y)),
@@ -314,12 +308,12 @@ def _column_info(table: pd.DataFrame, cols: Columns) -> list[dict]:
 
 
 def predict(args: argparse.Namespace) -> None:
-    model = _load(args.model)
+    model = model_io.load(args.model)
     data = Path(args.data)
     table = read_table(data, args.sep)
     X = _features(model, table, data.name)
     out = {}
-    for c in _names(args.id):
+    for c in split_names(args.id):
         if c not in table.columns:
             raise UserError(f"no column {c!r} in {data.name}")
         out[c] = table[c]
@@ -336,9 +330,8 @@ def predict(args: argparse.Namespace) -> None:
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    model = _load(args.model)
+    model, meta = model_io.load_with_metadata(args.model)
     data = Path(args.data)
-    meta = model_io.read_metadata(args.model)
     X, y, dropped = _labelled(model, meta, read_table(data, args.sep), args.target, data.name)
     lines = [f"{Path(args.model).name} on {data.name}: {len(y)} rows"
              + (f" ({dropped} without a label dropped)" if dropped else "")]
@@ -354,7 +347,7 @@ def prune(args: argparse.Namespace) -> None:
 
     from ..pruning import Pruner
 
-    model = _load(args.model)
+    model, meta = model_io.load_with_metadata(args.model)
     base = model
     unpruned = getattr(model, "unpruned_tree_", None)
     if unpruned is not None:
@@ -399,7 +392,6 @@ def prune(args: argparse.Namespace) -> None:
     pruned.ccp_alpha_ = float(path.ccp_alphas[p.step])
     src = Path(args.model)
     out = Path(args.output) if args.output else src.with_name(src.stem + ".pruned.tlm")
-    meta = model_io.read_metadata(src)
     info = dict(meta.get("info", {}))
     info["pruned"] = {"step": p.step, "alpha": float(path.ccp_alphas[p.step]),
                       "from": src.name}
@@ -425,7 +417,7 @@ def export(args: argparse.Namespace) -> None:
 
     from ..export import render_graphviz
 
-    model = _load(args.model)
+    model, meta = model_io.load_with_metadata(args.model)
     fmt = args.format
     if fmt in ("svg", "png", "pdf", "html") and not args.output:
         raise UserError(f"--format {fmt} writes a file: give -o FILE")
@@ -451,16 +443,14 @@ def export(args: argparse.Namespace) -> None:
     X = y = None
     if args.data:
         data = Path(args.data)
-        X, y, _ = _labelled(model, model_io.read_metadata(args.model),
-                            read_table(data, args.sep), args.target, data.name)
+        X, y, _ = _labelled(model, meta, read_table(data, args.sep), args.target, data.name)
     path = treelearn.explore(model, X, y, args.output)
     print(f"wrote {path}", file=sys.stderr)
     return None
 
 
 def info(args: argparse.Namespace) -> None:
-    model = _load(args.model)
-    meta = model_io.read_metadata(args.model)
+    model, meta = model_io.load_with_metadata(args.model)
     t = model.tree_
     lines = [f"{args.model}: {meta['estimator']}, model file format {meta['format_version']}, "
              f"written by treelearn {meta['treelearn_version']}"]

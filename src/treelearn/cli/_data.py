@@ -117,7 +117,8 @@ def _check_rectangular(path: Path, sep: str) -> list[str]:
     return header
 
 
-def _names(text: str) -> list[str]:
+def split_names(text: str) -> list[str]:
+    """Column names from a comma-separated option value (blanks dropped)."""
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
@@ -185,7 +186,7 @@ def choose_columns(table: pd.DataFrame, target: str, categorical: str = "auto",
         cols = [c for c in features if c not in ignored]
     else:
         cols = [c for c in names if c != target and c not in ignored]
-    named = set(_names(categorical)) if categorical not in ("auto", "none") else set()
+    named = set(split_names(categorical)) if categorical not in ("auto", "none") else set()
     if not features:
         for c in list(cols):
             present = table[c].dropna()
@@ -201,7 +202,7 @@ def choose_columns(table: pd.DataFrame, target: str, categorical: str = "auto",
         if text:
             raise UserError(f"--categorical none, but column {text[0]!r} holds text")
     else:
-        cat = _names(categorical)
+        cat = split_names(categorical)
         unknown = [c for c in cat if c not in cols]
         if unknown:
             raise UserError(f"--categorical names {unknown[0]!r}, which is not a feature column")
