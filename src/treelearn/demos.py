@@ -25,15 +25,16 @@ from ._text import table as _table
 
 
 def _stump_entropies(X, y, feature: int):
-    """Root entropy, child entropies (in branch order) and information gain of a one-level
-    ID3 split on ``feature``."""
+    """Root entropy, child entropies (in branch order), information gain and the feature's
+    levels (in branch order) of a one-level ID3 split on ``feature``."""
     from . import ID3Classifier
 
-    t = ID3Classifier(max_depth=1).fit(X.iloc[:, [feature]], y).tree_
+    est = ID3Classifier(max_depth=1).fit(X.iloc[:, [feature]], y)
+    t = est.tree_
     kids = t.children(0)
     w = t.weighted_n_node_samples
     gain = t.impurity[0] - float(w[kids] @ t.impurity[kids]) / w[0]
-    return t.impurity[0], t.impurity[kids], gain
+    return t.impurity[0], t.impurity[kids], gain, list(est.categories_[0])
 
 
 def sunburn() -> str:
@@ -45,15 +46,13 @@ def sunburn() -> str:
     est = ID3Classifier().fit(X, y)
     rows = []
     for j, name in enumerate(X.columns):
-        root, _, gain = _stump_entropies(X, y, j)
+        root, _, gain, _ = _stump_entropies(X, y, j)
         rows.append((name, f"{root - gain:.2f}", f"{gain:.3f}"))
     hair = list(est.categories_[0])
-    kids = est.tree_.children(0)
-    lotion_under_blonde = est.tree_.feature[kids[hair.index("Blonde")]] == 3
     t = est.tree_
-    ours = "Hair" if t.feature[0] == 0 else X.columns[t.feature[0]]
+    lotion_under_blonde = t.feature[t.children(0)[hair.index("Blonde")]] == 3
     checks = [
-        ("attribute at the root", "Hair", ours),
+        ("attribute at the root", "Hair", X.columns[t.feature[0]]),
         ("tested under Blonde", "Lotion", "Lotion" if lotion_under_blonde else "other"),
         ("Red", "Burn", est.predict(_one(X, Hair="Red"))[0]),
         ("Brown", "None", est.predict(_one(X, Hair="Brown"))[0]),
@@ -83,8 +82,7 @@ def _gain_demo(title: str, data, target: str, expected: list[tuple]) -> str:
     rows = []
     for name, lit_children, lit_gain in expected:
         j = list(X.columns).index(name)
-        root, kids, gain = _stump_entropies(X, y, j)
-        levels = _levels_of(X, j)
+        root, kids, gain, levels = _stump_entropies(X, y, j)
         ours = ", ".join(f"{lv} {h:.3f}" for lv, h in zip(levels, kids, strict=True))
         rows.append((name, lit_children, ours, lit_gain, f"{gain:.3f}"))
     from . import ID3Classifier
@@ -100,13 +98,6 @@ def _gain_demo(title: str, data, target: str, expected: list[tuple]) -> str:
         "",
         f"attribute chosen at the root: {chosen}",
     ])
-
-
-def _levels_of(X, j: int) -> list:
-    from . import ID3Classifier
-
-    est = ID3Classifier(max_depth=1).fit(X.iloc[:, [j]], np.zeros(len(X)))
-    return list(est.categories_[0])
 
 
 def loan() -> str:
