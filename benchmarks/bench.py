@@ -242,8 +242,8 @@ def compile_overhead() -> dict:
 def floors(n: int = 800_000, p: int = 28, levels: int = 10) -> dict:
     """What memory traffic alone costs: histogramming the whole bin matrix once (x levels: a
     level's nodes together histogram at most all rows), and only reading it once."""
-    from treelearn._config import njit, pjit, prange
-    from treelearn._split_hist import hist_node_parallel
+    from treelearn.engine.config import njit, pjit, prange
+    from treelearn.engine.hist import hist_node_parallel
 
     @pjit
     def read_all(B):
@@ -259,15 +259,20 @@ def floors(n: int = 800_000, p: int = 28, levels: int = 10) -> dict:
     rng = np.random.default_rng(0)
     B = rng.integers(0, MAX_BINS, size=(n, -(-p // 8) * 8)).astype(np.uint8)
     C = rng.integers(0, 2, size=n).astype(np.int32)
-    hist = np.empty((p, MAX_BINS + 1, 2))
+    nb = MAX_BINS + 1
+    hoff = np.arange(p + 1, dtype=np.int64) * nb
+    fcol = np.arange(p, dtype=np.int64)
+    fwide = np.zeros(p, dtype=np.bool_)
+    hist = np.empty((p * nb, 2))
     T = int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1))
-    priv = np.empty((T, p, MAX_BINS + 1, 2))
-    hist_node_parallel(B, C, None, None, 0, n, hist, priv)
+    priv = np.empty((T, p * nb, 2))
+    lay = (hoff, fcol, fwide, False)
+    hist_node_parallel(B, C, None, None, 0, n, hist, priv, *lay)
     read_all(B)
     th, tr = [], []
     for _ in range(5):
         t = time.perf_counter()
-        hist_node_parallel(B, C, None, None, 0, n, hist, priv)
+        hist_node_parallel(B, C, None, None, 0, n, hist, priv, *lay)
         th.append(time.perf_counter() - t)
         t = time.perf_counter()
         read_all(B)

@@ -348,7 +348,7 @@ def naive_ccp_path(left, right, weighted_n, impurity):
 
 
 def naive_hist(bins, y, w, *, n_features, n_bins, n_classes=None, weighted=False):
-    """Histogram of rows, column by column as :mod:`treelearn._split_hist` lays it out."""
+    """Histogram of rows, as :mod:`treelearn.engine.hist` lays it out (one block per feature)."""
     H = (n_classes if n_classes is not None else 2) + (1 if weighted else 0)
     hist = np.zeros((n_features, n_bins, H))
     for i in range(bins.shape[0]):

@@ -7,8 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from treelearn import _builder, _criteria, _split_exact
-from treelearn._criteria import node_impurity, split_proxy
+from treelearn.engine import abserr, exact, levels, nodes, random, sparse
+from treelearn.engine import criteria as _criteria
+from treelearn.engine.columns import presort
+from treelearn.engine.criteria import node_impurity, split_proxy
 
 CLASS_CRITS = [naive.GINI, naive.ENTROPY, naive.MISCLASSIFICATION, naive.GAIN_RATIO, naive.CHI2]
 
@@ -55,7 +57,8 @@ def test_split_scores_order_like_the_definitions(a, b):
 def test_prefix_abs_cost_matches_brute_force(ys, seed):
     ws = np.random.default_rng(seed).integers(1, 4, ys.size).astype(float)
     out = np.empty(ys.size + 1)
-    _split_exact.prefix_abs_cost(ys, ws, out)
+    fs, _ = abserr.scratch(ys.size, 1)
+    abserr.prefix_abs_cost(ys, ws, ys.size, out, fs)
     for i in range(ys.size + 1):
         assert out[i] == pytest.approx(naive.min_abs_cost(list(ys[:i]), list(ws[:i])),
                                        rel=1e-9, abs=1e-7)
@@ -65,7 +68,9 @@ def test_prefix_abs_cost_matches_brute_force(ys, seed):
        st.integers(0, 2**31 - 1))
 def test_weighted_median_matches_definition(ys, seed):
     ws = np.random.default_rng(seed).integers(1, 4, ys.size).astype(float)
-    assert _split_exact.weighted_median(ys, ws) == naive.weighted_median(list(ys), list(ws))
+    fs, js = abserr.scratch(ys.size, 1)
+    assert abserr.weighted_median(ys, ws, ys.size, fs, js) == \
+        naive.weighted_median(list(ys), list(ws))
 
 
 @given(st.integers(0, 2**31 - 2), st.integers(1, 30))
@@ -73,9 +78,9 @@ def test_rand_r_matches_twin(seed, n):
     state = np.array([seed], dtype=np.int64)
     twin = naive.RandR(seed)
     for _ in range(n):
-        assert _builder.rand_r(state) == twin.next()
-    assert _builder.rand_int(3, 17, state) == twin.randint(3, 17)
-    assert _builder.rand_uniform(-1.5, 2.0, state) == twin.uniform(-1.5, 2.0)
+        assert random.rand_r(state) == twin.next()
+    assert random.rand_int(3, 17, state) == twin.randint(3, 17)
+    assert random.rand_uniform(-1.5, 2.0, state) == twin.uniform(-1.5, 2.0)
 
 
 def _scan_naive(vals, ys, ws, crit, K, min_leaf=1, min_wleaf=0.0):
@@ -116,22 +121,32 @@ def test_scan_feature_finds_the_brute_force_cut(crit, min_leaf):
         yreg = y.astype(float)
         ys = y[idx]
         ws = w[idx]
-        stats = np.zeros(S)
-        for s in idx:
-            _split_exact.add_sample(stats, s, ycls, yreg, w, crit, 1.0)
-        wn = w.sum()
-        pimp = node_impurity(stats, wn, crit) if crit < naive.ABSOLUTE_ERROR else 0.0
-        cost_l = np.empty(n + 1)
-        cost_r = np.empty(n + 1)
-        _split_exact.fill_abs_costs(idx, 0, n, (ycls, yreg, w), cost_l, cost_r)
-        best_left = np.empty(S)
         V = vals.reshape(1, n)
         C = ycls[idx].reshape(1, n) if crit < naive.SQUARED_ERROR else None
         R = yreg[idx].reshape(1, n) if crit >= naive.SQUARED_ERROR else None
         W = w[idx].reshape(1, n)
-        sc, thr, nl, wl = _split_exact.scan_feature(
-            V, C, R, W, 0, 0, n, -1, 0, stats, 0.0, stats, wn, n, crit, pimp,
-            min_leaf, 0.0, np.nan, np.empty(S), np.empty(S), best_left, cost_l, cost_r)
+        out = np.zeros(levels.N_RES)
+        if crit == naive.ABSOLUTE_ERROR:
+            fs, js = abserr.scratch(n, 1)
+            wn = w.sum()
+            imp, _ = abserr.abs_node(R, W, 0, 0, n, wn, fs, js)
+            abserr.search_feature_abs(V, R, W, 0, 0, n, False, 0, imp, levels.MISSING_LEARN,
+                                      False, min_leaf, 0.0, np.zeros(1, np.int64), out, fs, js)
+        else:
+            st_ws, iw, stw = levels.workspace(n, S)
+            stats = np.zeros(S)
+            wn = exact.range_stats(stats.reshape(1, -1), 0, C, R, W, 0, 0, n)
+            pimp = node_impurity(stats, wn, crit)
+            exact.search_numeric(V, C, R, W, 0, 0, n, 0, stw, st_ws, stats, wn, crit, pimp,
+                                 levels.MISSING_LEARN, min_leaf, 0.0, np.nan, True, out)
+        sc = out[levels.R_SCORE]
+        thr = out[levels.R_THR]
+        nl = int(out[levels.R_NLEFT])
+        wl = out[levels.R_WLEFT]
+        if crit == naive.ABSOLUTE_ERROR and sc > -np.inf:
+            # the absolute-error search reports the cut by its threshold only
+            nl = int((vals <= thr).sum())
+            wl = ws[:nl].sum()
         want = _scan_naive(vals, ys, ws, crit, K, min_leaf)
         if want[2] < 0:
             assert sc == -np.inf
@@ -156,7 +171,7 @@ def test_sparse_bucket_groups_and_sorts_non_zeros(rng):
     X = sp.csr_matrix(dense)
     samples = rng.permutation(30).astype(np.int32)
     lo, hi = 5, 25
-    offsets, bvals, bsamps = _split_exact.bucket_sparse(
+    offsets, bvals, bsamps = sparse.bucket_sparse(
         X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, samples, lo, hi, 6)
     node = set(samples[lo:hi].tolist())
     for f in range(6):
@@ -166,28 +181,30 @@ def test_sparse_bucket_groups_and_sorts_non_zeros(rng):
                       key=lambda t: t[0])
         assert [v for v, _ in got] == [v for v, _ in want]
         assert sorted(s for _, s in got) == sorted(s for _, s in want)
-        mn, mx = _split_exact.sparse_feature_range(offsets, bvals, f, hi - lo)
+        mn, mx = sparse.sparse_feature_range(offsets, bvals, f, hi - lo)
         col = dense[list(node), f]
         assert (mn, mx) == (col.min(), col.max())
         for s in node:
-            assert _split_exact.sparse_value(X.indptr.astype(np.int64),
+            assert sparse.sparse_value(X.indptr.astype(np.int64),
                                              X.indices.astype(np.int32), X.data, s, f) \
                 == dense[s, f]
 
 
 @given(st.integers(2, 60), st.integers(1, 4), st.integers(0, 2**31 - 1))
-def test_partition_dense_is_stable_and_keeps_sorting(n, F, seed):
-    from treelearn._features import presort
-
+def test_partition_two_is_stable_and_keeps_sorting(n, F, seed):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 5, (n, F)).astype(np.float32)
     ycls = rng.integers(0, 3, n).astype(np.int32)
     w = rng.random(n)
     sval, sidx = presort(X)
     order_before = sidx.copy()
-    dense = (sval, sidx, ycls[sidx], None, w[sidx])
+    C = np.ascontiguousarray(ycls[sidx])
+    W = np.ascontiguousarray(w[sidx])
     goes_left = rng.random(n) < 0.5
-    _split_exact.partition_dense(*dense, 0, n, goes_left)
+    bmap = np.where(goes_left, 0, 1).astype(np.int8)
+    exact.partition_two(sval, sidx, C, None, W, 0, n, bmap, np.empty(n, np.float32),
+                        np.empty(n, np.int32), np.empty(n, np.int32), np.empty(0),
+                        np.empty(n))
     nl = int(goes_left.sum())
     for f in range(F):
         left, right = sidx[f, :nl], sidx[f, nl:]
@@ -199,8 +216,8 @@ def test_partition_dense_is_stable_and_keeps_sorting(n, F, seed):
         # stable: each side keeps the original relative order; targets travel along
         was = order_before[f]
         assert np.array_equal(left, was[goes_left[was]])
-        assert np.array_equal(dense[2][f], ycls[sidx[f]])
-        assert np.array_equal(dense[4][f], w[sidx[f]])
+        assert np.array_equal(C[f], ycls[sidx[f]])
+        assert np.array_equal(W[f], w[sidx[f]])
 
 
 def test_libstdcxx_heap_pops_in_priority_order():
@@ -209,10 +226,10 @@ def test_libstdcxx_heap_pops_in_priority_order():
     heap = np.empty(200, dtype=np.int64)
     size = 0
     for i in range(200):
-        size = _builder.heap_push(heap, size, key, i)
+        size = nodes.heap_push(heap, size, key, i)
     popped = []
     while size:
-        node, size = _builder.heap_pop(heap, size, key)
+        node, size = nodes.heap_pop(heap, size, key)
         popped.append(key[node])
     assert popped == sorted(popped, reverse=True)
 
@@ -220,8 +237,6 @@ def test_libstdcxx_heap_pops_in_priority_order():
 @given(arrays(np.float32, st.tuples(st.integers(1, 50), st.integers(1, 3)),
               elements=st.sampled_from([0.0, -0.0, 1.5, -2.25, 3e38, -3e38, 1e-45, 7.0])))
 def test_presort_is_a_stable_argsort(X):
-    from treelearn._features import presort
-
     sval, sidx = presort(X)
     for f in range(X.shape[1]):
         order = np.argsort(X[:, f] + np.float32(0.0), kind="stable")  # -0.0 ties with 0.0

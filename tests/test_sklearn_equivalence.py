@@ -159,16 +159,11 @@ def test_sparse_input_gives_the_dense_tree(fmt):
         np.testing.assert_array_equal(sparse.tree_.n_node_samples, dense.tree_.n_node_samples)
 
 
-def test_parallel_kernels_give_sklearns_tree():
-    """Large enough that nodes are searched and partitioned on several threads."""
-    from treelearn._builder import parallel_buffers
-    from treelearn._features import prepare_exact
-
+def test_larger_data_gives_sklearns_tree():
+    """20,000 rows: large nodes, and histogram-free paths of the node loop in every state."""
     X, y = make_classification(n_samples=20_000, n_features=6, n_informative=4,
                                random_state=5)
     w = np.random.default_rng(5).integers(1, 3, y.size).astype(float)
-    dense, _, _ = prepare_exact(X.astype(np.float32), y.astype(np.int32), np.zeros(0), w)
-    assert parallel_buffers(dense, y.size) is not None  # the parallel path is taken
     for sample_weight in (None, w):
         ours = tl.DecisionTreeClassifier(max_depth=9, random_state=0)
         theirs = sktree.DecisionTreeClassifier(max_depth=9, random_state=0)

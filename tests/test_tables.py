@@ -17,25 +17,18 @@ from sklearn.tree import DecisionTreeClassifier as SkClassifier
 from sklearn.tree import DecisionTreeRegressor as SkRegressor
 
 import treelearn as tl
-from treelearn._criteria import (
+from treelearn.engine import abserr, exact, levels
+from treelearn.engine.criteria import (
     ABSOLUTE_ERROR,
     ENTROPY,
     GAIN_RATIO,
     GINI,
     MISCLASSIFICATION,
     SQUARED_ERROR,
+    node_impurity,
 )
-from treelearn._split_general import (
-    COST_NUNEZ,
-    COST_TAN,
-    KIND_MULTIWAY,
-    MISSING_C45,
-    MISSING_LEARN,
-    cost_score,
-    search_feature,
-    search_feature_abs,
-    summarize,
-)
+from treelearn.engine.grow_exact import COST_NUNEZ, COST_TAN, cost_score
+from treelearn.engine.levels import KIND_MULTIWAY, MISSING_C45, MISSING_LEARN, N_RES
 from treelearn.pruning.cost_complexity import cost_complexity_path, prune_to_alpha
 
 SUNBURN = pd.DataFrame({
@@ -45,6 +38,38 @@ SUNBURN = pd.DataFrame({
     "Lotion": ["No", "Yes", "Yes", "No", "No", "No", "No", "Yes"],
 })
 SUNBURN_Y = np.array(["Burn", "None", "None", "Burn", "Burn", "None", "None", "None"])
+
+
+def _search_codes(codes, n_codes, categorical, w, ycls, yreg, crit, mode, multiway=False,
+                  min_leaf=1, n_classes=2):
+    """One feature's best split by the engine's exact search, the feature given as level
+    codes (-1 missing): the codes become a sorted list (missing last), as a fit makes it.
+    Returns ``(out, fmap, rows)`` (``out``: the ``R_*`` result slots; ``rows``: the list's
+    order, to read the summary)."""
+    regression = crit in (SQUARED_ERROR, ABSOLUTE_ERROR)
+    n = codes.size
+    v = np.where(codes < 0, np.nan, codes).astype(np.float32)
+    order = np.argsort(v, kind="stable")  # NaN last
+    V = v[order].reshape(1, n)
+    C = None if regression else ycls[order].astype(np.int32).reshape(1, n)
+    R = yreg[order].astype(float).reshape(1, n) if regression else None
+    W = w[order].astype(float).reshape(1, n)
+    out = np.zeros(N_RES)
+    fmap = np.zeros(max(n_codes, n) + 2, dtype=np.int64)
+    if crit == ABSOLUTE_ERROR:
+        fs, js = abserr.scratch(n, n_codes)
+        imp, _ = abserr.abs_node(R, W, 0, 0, n, W.sum(), fs, js)
+        abserr.search_feature_abs(V, R, W, 0, 0, n, categorical, n_codes, imp, mode, multiway,
+                                  min_leaf, 0.0, fmap, out, fs, js)
+    else:
+        S = 2 if regression else n_classes
+        ws, iw, stw = levels.workspace(max(n, n_codes) + 1, S)
+        stats = np.zeros(S)
+        wn = exact.range_stats(stats.reshape(1, -1), 0, C, R, W, 0, 0, n)
+        exact.search_feature(V, C, R, W, 0, 0, n, categorical, n_codes, stw, ws, iw, stats, wn,
+                             crit, node_impurity(stats, wn, crit), mode, multiway, min_leaf,
+                             0.0, True, 0, 0.0, np.nan, fmap, out)
+    return out, fmap
 
 
 def _child(tree, node, branch):
@@ -132,14 +157,13 @@ def test_c45_unknown_outlook_quinlan_1993():
     outlook = np.array([-1 if pd.isna(v) else ["overcast", "rain", "sunny"].index(v)
                         for v in X["outlook"]], dtype=np.int32)
     ycls = (y == "Play").astype(np.int32)
-    rows = np.arange(14, dtype=np.int64)
     rw = np.ones(14)
-    fmap = np.zeros(3, dtype=np.int64)
     for crit, expected in ((ENTROPY, 0.199), (GAIN_RATIO, 0.110)):
-        res = search_feature(outlook, 3, True, rows, rw, ycls, np.zeros(1), 2, crit, 0.0,
-                             MISSING_C45, True, 1, 0.0, False, fmap)
-        assert res[2] == KIND_MULTIWAY and res[3] == 3 and res[4] == -1
-        assert round(res[0], 3) == expected
+        out, _ = _search_codes(outlook, 3, True, rw, ycls, None, crit, MISSING_C45,
+                               multiway=True)
+        assert out[levels.R_KIND] == KIND_MULTIWAY and out[levels.R_NB] == 3
+        assert out[levels.R_MB] == -1
+        assert round(out[levels.R_SCORE], 3) == expected
     model = tl.C45Classifier().fit(X, y)
     t = model.tree_
     play = list(model.classes_).index("Play")
@@ -366,9 +390,13 @@ def test_hist_general_engine_equals_exact_on_low_cardinality():
         b = tl.DecisionTreeClassifier(splitter="hist", missing=missing, random_state=0).fit(X, y)
         # Same nodes; thresholds differ where a node lacks a value (exact: midpoint of the
         # node's neighbouring values, hist: the global bin edge), routing the data alike.
-        for name in ("feature", "n_node_samples", "impurity", "value", "missing_branch",
-                     "branch_child", "weighted_n_node_samples"):
+        # Impurities and values agree to rounding: the histogram splitter sums the node's
+        # statistics in another order (parent minus sibling).
+        for name in ("feature", "n_node_samples", "missing_branch", "branch_child"):
             np.testing.assert_array_equal(getattr(a.tree_, name), getattr(b.tree_, name))
+        for name in ("impurity", "value", "weighted_n_node_samples"):
+            np.testing.assert_allclose(getattr(a.tree_, name), getattr(b.tree_, name),
+                                       rtol=1e-12, atol=1e-14)
         np.testing.assert_array_equal(a.apply(X), b.apply(X))
 
 
@@ -657,15 +685,9 @@ def test_numeric_learn_scan_equals_brute_force(seed, n, n_codes, crit, min_leaf)
     y = rng.integers(0, 3, n)
     ycls = y.astype(np.int32)
     yreg = y.astype(float)
-    S = 2 if regression else 3
-    rows = np.arange(n, dtype=np.int64)
-    fmap = np.zeros(n_codes, np.int64)
-    if crit == ABSOLUTE_ERROR:
-        res = search_feature_abs(codes, n_codes, False, rows, w, yreg, 0.0, MISSING_LEARN,
-                                 False, min_leaf, 0.0, False, fmap)
-    else:
-        res = search_feature(codes, n_codes, False, rows, w, ycls, yreg, S, crit, 0.0,
-                             MISSING_LEARN, False, min_leaf, 0.0, False, fmap)
+    out, _ = _search_codes(codes, n_codes, False, w, ycls, yreg, crit, MISSING_LEARN,
+                           min_leaf=min_leaf, n_classes=3)
+    res = out[levels.R_SCORE:levels.R_SCORE + 1]
     known = sorted(set(codes[codes >= 0].tolist()))
     miss = codes < 0
     best = -np.inf
@@ -688,25 +710,30 @@ def test_numeric_learn_scan_equals_brute_force(seed, n, n_codes, crit, min_leaf)
 
 
 @given(st.integers(0, 2**31 - 1), st.integers(1, 60), st.integers(1, 300))
-def test_summarize_equals_numpy(seed, n, n_codes):
-    """Both paths (dense table, sorted codes) against np.unique / np.bincount."""
+def test_summarize_sorted_equals_numpy(seed, n, n_codes):
+    """The per-level summary of a node's sorted list against np.unique / np.bincount."""
     rng = np.random.default_rng(seed)
-    codes = rng.integers(-1, n_codes, 200).astype(np.int32)
-    rows = rng.choice(200, n, replace=False).astype(np.int64)
+    codes = rng.integers(-1, n_codes, n)
+    v = np.where(codes < 0, np.nan, codes).astype(np.float32)
+    order = np.argsort(v, kind="stable")
     rw = rng.random(n)
-    ycls = rng.integers(0, 2, 200).astype(np.int32)
-    ucode, ustats, uw, un, mstats, mw, mn = summarize(codes, n_codes, rows, rw, ycls,
-                                                      np.zeros(1), 2, GINI)
-    c = codes[rows]
-    known = c >= 0
-    np.testing.assert_array_equal(ucode, np.unique(c[known]))
-    for j, code in enumerate(ucode):
-        sel = c == code
-        assert un[j] == sel.sum()
-        assert uw[j] == pytest.approx(rw[sel].sum())
-        np.testing.assert_allclose(ustats[j], np.bincount(ycls[rows][sel], rw[sel], 2))
-    assert mn == (~known).sum() and mw == pytest.approx(rw[~known].sum())
-    np.testing.assert_allclose(mstats, np.bincount(ycls[rows][~known], rw[~known], 2))
+    ycls = rng.integers(0, 2, n).astype(np.int32)
+    V = v[order].reshape(1, n)
+    C = ycls[order].reshape(1, n)
+    W = rw[order].reshape(1, n)
+    nm = int(exact.tail_missing(V, 0, 0, n))
+    ws, iw, stw = levels.workspace(n + 1, 2)
+    u = exact.summarize_sorted(V, C, None, W, 0, 0, n - nm, stw, ws, iw)
+    mw = exact.range_stats(stw, levels.SR_MISS, C, None, W, 0, n - nm, n)
+    known = codes >= 0
+    np.testing.assert_array_equal(iw[levels.I_UCODE, :u], np.unique(codes[known]))
+    for j, code in enumerate(iw[levels.I_UCODE, :u]):
+        sel = codes == code
+        assert iw[levels.I_UN, j] == sel.sum()
+        assert ws[levels.W_UW, j] == pytest.approx(rw[sel].sum())
+        np.testing.assert_allclose(stw[levels.SR_ENTRIES + j], np.bincount(ycls[sel], rw[sel], 2))
+    assert nm == (~known).sum() and mw == pytest.approx(rw[~known].sum())
+    np.testing.assert_allclose(stw[levels.SR_MISS], np.bincount(ycls[~known], rw[~known], 2))
 
 
 def test_multiway_model_pickles_and_prints():
@@ -723,7 +750,7 @@ def test_multiway_model_pickles_and_prints():
 
 def test_encoding_without_pandas_matches(monkeypatch):
     """The pure-Python fallback of the level lookups gives the same codes as pandas'."""
-    import treelearn._features as features
+    import treelearn.engine.columns as features
 
     X = pd.DataFrame({"c": pd.Categorical(["a", None, "b", "a"]), "s": ["x", None, "y", 3],
                       "n": [1.0, np.nan, 2.0, 3.0]})

@@ -12,7 +12,6 @@ and the literature's small tables in :mod:`treelearn.datasets`.
 """
 
 from . import datasets, io
-from ._binning import Binner
 from ._estimators import (
     C45Classifier,
     CARTClassifier,
@@ -23,6 +22,7 @@ from ._estimators import (
 )
 from ._tree import Tree
 from ._version import __version__
+from .engine.binning import Binner
 from .export import (
     explore,
     export_graphviz,

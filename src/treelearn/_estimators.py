@@ -8,6 +8,7 @@ function of its own, instead of one long method mixing them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import math
 from dataclasses import dataclass
@@ -26,31 +27,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from ._binning import Binner
-from ._builder import (
-    F_IMPURITY,
-    F_THRESHOLD,
-    F_WEIGHT,
-    I_FEATURE,
-    I_LEFT,
-    I_NSAMP,
-    I_RIGHT,
-    RAND_R_MAX,
-    build,
-)
-from ._criteria import ABSOLUTE_ERROR, CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
-from ._features import categorical_mask, encode_table, learn_levels, prepare_exact
-from ._grow_general import GeneralParams, build_general, prepare_codes
-from ._grow_hist import build_hist
-from ._split_general import (
-    COST_NONE,
-    COST_NUNEZ,
-    COST_TAN,
-    MISSING_C45,
-    MISSING_IMPUTE,
-    MISSING_LEARN,
-)
-from ._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree, expected_costs
+from ._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, expected_costs
 from ._validation import (
     RANDOM_STATE,
     HasMethods,
@@ -63,6 +40,13 @@ from ._validation import (
     check_y_missing,
     validate_params,
 )
+from .engine.binning import Binner
+from .engine.columns import categorical_mask, encode_table, learn_levels
+from .engine.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from .engine.fit import GrowParams, grow_exact, grow_hist, grow_sparse
+from .engine.grow_exact import COST_NONE, COST_NUNEZ, COST_TAN
+from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN
+from .engine.random import RAND_R_MAX
 from .pruning._bottom_up import collapse_bottom_up
 from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
@@ -175,57 +159,44 @@ def _positive_weight_rows(X, ycls, yreg, w):
             w[keep])
 
 
-def _fit_tree(X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
-              settings: _Settings, min_impurity_decrease: float,
-              binner: Binner | None = None) -> Tree:
-    """Grow the tree: exact split search, or histograms when a fitted ``binner`` is given."""
+def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
+          settings: _Settings, costs, binner: Binner | None) -> Tree:
+    """Grow the tree with the engine: presorted lists (``"best"``/``"random"``), histograms
+    (a fitted ``binner``), or the sparse grower for CSR input."""
     X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
-    if sp.issparse(X) and np.isnan(X.data).any():
-        raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
-                         "array or DataFrame.")
-    iparams, fparams = settings.arrays(float(w.sum()), float(min_impurity_decrease))
-    absolute = np.zeros(0) if crit == ABSOLUTE_ERROR else None
-    if binner is not None:
-        inode, fnode, value, _, _ = build_hist(
-            binner.transform_padded(X), binner.n_bins_, binner._table, binner.missing_bin,
-            ycls, yreg, w, crit, n_stats, n_values, iparams, fparams, absolute)
-    else:
-        dense, sparse, samples = prepare_exact(X, ycls, yreg, w)
-        inode, fnode, value, _, _ = build(dense, sparse, samples, (ycls, yreg, w), X.shape[0],
-                                          X.shape[1], crit, n_stats, n_values, iparams,
-                                          fparams, absolute)
-    return Tree(
-        n_features=X.shape[1],
-        n_classes=[n_classes],
-        children_left=inode[:, I_LEFT],
-        children_right=inode[:, I_RIGHT],
-        feature=inode[:, I_FEATURE],
-        threshold=fnode[:, F_THRESHOLD],
-        impurity=fnode[:, F_IMPURITY],
-        n_node_samples=inode[:, I_NSAMP],
-        weighted_n_node_samples=fnode[:, F_WEIGHT],
-        value=value,
-    )
-
-
-def _fit_general(est, X, ycls, yreg, w, crit, n_stats, n_values, n_classes,
-                 settings: _Settings, costs, binner: Binner | None) -> Tree:
-    """Grow with the general engine (categorical features, missing values, costs)."""
-    X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
-    n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_], dtype=np.int64)
-    codes = prepare_codes(X, est.is_categorical_, n_levels, binner)
-    prm = GeneralParams(
+    prm = GrowParams(
         crit=crit, n_stats=n_stats, n_values=n_values, n_classes=n_classes,
         max_depth=settings.max_depth, min_samples_split=settings.min_samples_split,
         min_samples_leaf=settings.min_samples_leaf, min_weight_leaf=settings.min_weight_leaf,
         max_features=settings.max_features, max_leaf_nodes=settings.max_leaf_nodes,
         min_impurity_decrease=float(est.min_impurity_decrease), seed=settings.seed,
-        missing=_MISSING_CODES[est.missing], multiway=est.categorical_split == "multiway",
-        costs=np.ones(X.shape[1]) if costs is None else costs,
-        cost_mode=COST_NONE if costs is None else _COST_CODES[est.cost_function],
+        random_split=settings.random_split, missing=_MISSING_CODES[est.missing],
+        multiway=est.categorical_split == "multiway",
+        costs=costs, cost_mode=COST_NONE if costs is None else _COST_CODES[est.cost_function],
         cost_weight=float(est.cost_weight),
     )
-    return build_general(codes, ycls, yreg, w, prm)
+    if sp.issparse(X):
+        if np.isnan(X.data).any():
+            raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
+                             "array or DataFrame.")
+        return grow_sparse(X, ycls, yreg, w, prm)
+    n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_],
+                        dtype=np.int64)
+    # C4.5's scores equal the plain criterion's when nothing is missing, up to rounding, which
+    # can break near-ties differently: a numeric table without holes is grown in the plain
+    # way (scikit-learn's tree), and only its missing-value routing is C4.5's.
+    plain_c45 = (est.missing == "c45" and costs is None and not est.is_categorical_.any()
+                 and not np.isnan(X).any())
+    if plain_c45:
+        prm = dataclasses.replace(prm, missing=_MISSING_CODES["learn"])
+    if binner is not None:
+        tree = grow_hist(X, binner, est.is_categorical_, n_levels, ycls, yreg, w, prm)
+    else:
+        tree = grow_exact(X, est.is_categorical_, n_levels, ycls, yreg, w, prm)
+    if plain_c45:
+        inner = tree.children_left != TREE_LEAF
+        tree.missing_branch[inner] = MISSING_FRACTIONAL
+    return tree
 
 
 def _indexable(X):
@@ -234,24 +205,6 @@ def _indexable(X):
     if hasattr(X, "iloc") or isinstance(X, np.ndarray):
         return X
     return np.asarray(X, dtype=object)
-
-
-def _with_missing_rule(tree: Tree, missing: str) -> Tree:
-    """Missing-value routing of a tree grown without missing values: scikit-learn's rule for
-    "learn" (the child with more samples), the heavier child for "impute" (it holds the
-    node's weighted median), every branch for "c45"."""
-    if missing == "learn":
-        return tree
-    inner = np.flatnonzero(tree.children_left != TREE_LEAF)
-    mb = np.full(tree.node_count, TREE_UNDEFINED, dtype=np.intp)
-    if missing == "c45":
-        mb[inner] = MISSING_FRACTIONAL
-    else:
-        w = tree.weighted_n_node_samples
-        mb[inner] = np.where(w[tree.children_left[inner]] >= w[tree.children_right[inner]], 0, 1)
-    return Tree(tree.n_features, tree.n_classes, tree.children_left, tree.children_right,
-                tree.feature, tree.threshold, tree.impurity, tree.n_node_samples,
-                tree.weighted_n_node_samples, tree.value, missing_branch=mb)
 
 
 class BaseDecisionTree(BaseEstimator):
@@ -339,9 +292,9 @@ class BaseDecisionTree(BaseEstimator):
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
         costs = self._check_costs(X.shape[1])
-        general = (self.is_categorical_.any() or costs is not None
-                   or (not sp.issparse(X) and bool(np.isnan(X).any())))
-        if general and self.splitter == "random":
+        table = (self.is_categorical_.any() or costs is not None
+                 or (not sp.issparse(X) and bool(np.isnan(X).any())))
+        if table and self.splitter == "random":
             raise ValueError('splitter="random" does not support missing values (NaN), '
                              'categorical features or feature costs; use splitter="best" or '
                              '"hist".')
@@ -354,13 +307,8 @@ class BaseDecisionTree(BaseEstimator):
                 w_grow = np.where(validation, 0.0, w)
         binner = (self._fit_binner(X, w_grow, settings.seed) if self.splitter == "hist"
                   else None)
-        if general:
-            tree = _fit_general(self, X, ycls, yreg, w_grow, crit, n_stats, n_values,
-                                n_classes, settings, costs, binner)
-        else:
-            tree = _fit_tree(X, ycls, yreg, w_grow, crit, n_stats, n_values, n_classes,
-                             settings, self.min_impurity_decrease, binner)
-            tree = _with_missing_rule(tree, self.missing)
+        tree = _grow(self, X, ycls, yreg, w_grow, crit, n_stats, n_values, n_classes,
+                     settings, costs, binner)
         cost = getattr(self, "cost_matrix_", None)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha, self.ccp_risk, cost)
@@ -736,11 +684,11 @@ _DOC_PARAMS = """
     feature the smallest threshold. For regression targets that are not integers, splits that
     tie in exact arithmetic are decided by rounding, which can differ between the libraries.
 
-    Trees with categorical features, missing values at fit or feature costs grow in the
-    general engine (:mod:`treelearn._grow_general`; with both splitters, same stopping rules,
-    same feature draw). On data with missing values, ``missing="learn"`` grows scikit-learn's
-    tree. ``criterion="absolute_error"`` and ``splitter="random"`` are not available there
-    (a ValueError says so). Sparse X may not hold NaN.
+    Trees with categorical features, missing values at fit or feature costs grow in the same
+    compiled engine (:mod:`treelearn.engine`; both splitters, same stopping rules, same
+    feature draw). On data with missing values, ``missing="learn"`` grows scikit-learn's
+    tree. ``splitter="random"`` is not available there (a ValueError says so). Sparse X may
+    not hold NaN.
 """
 
 
@@ -751,7 +699,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     ----------
     criterion : {"gini", "entropy", "log_loss", "misclassification", "gain_ratio", "chi2"}, \
 default="gini"
-        Split quality; see :mod:`treelearn._criteria` for the formulas. Entropy is in bits.
+        Split quality; see :mod:`treelearn.engine.criteria` for the formulas. Entropy is in bits.
     """ + _DOC_PARAMS + """
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into the sample weights.

@@ -39,7 +39,7 @@ Invariants (checked by :meth:`Tree.check`, relied on by pruning, export and pers
 Samples go left when ``x[feature] <= threshold`` with ``x`` converted to float32 (scikit-learn's
 rule, so that both libraries route every sample identically). Categorical features reach the
 tree as level codes (float32 ``0, 1, ...``; NaN for missing or unseen levels), see
-:mod:`treelearn._features`.
+:mod:`treelearn.engine.columns`.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import X_DTYPE, njit, pjit, prange
-from ._split_exact import sparse_value
+from .engine.config import X_DTYPE, njit, pjit, prange
+from .engine.sparse import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
 PARALLEL_MIN_ROWS = 100_000

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-from ._config import X_DTYPE
+from .engine.config import X_DTYPE
 
 
 class InvalidParameterError(ValueError, TypeError):

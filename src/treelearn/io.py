@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-from ._binning import Binner
 from ._estimators import (
     BaseDecisionTree,
     C45Classifier,
@@ -66,6 +65,7 @@ from ._estimators import (
 from ._files import atomic_path
 from ._tree import Tree
 from ._version import __version__
+from .engine.binning import Binner
 from .pruning.cost_complexity import CostComplexityPath
 from .pruning.cv import CVPruning
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import njit
 from .._tree import Tree, expected_costs
+from ..engine.config import njit
 
 
 @njit

@@ -179,12 +179,12 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
     :func:`pessimistic_prune` (computed from the cases instead of the stored counts).
 
     ``X`` is the encoded training matrix the tree routes, ``codes`` the class codes, ``w`` the
-    case weights; ``criterion`` (a code of :mod:`treelearn._criteria`) recomputes the node
+    case weights; ``criterion`` (a code of :mod:`treelearn.engine.criteria`) recomputes the node
     impurities of the new tree.
     """
     import sys
 
-    from .._criteria import node_impurity
+    from ..engine.criteria import node_impurity
 
     check_classification(tree, "pessimistic pruning")
     u_cf(0, 1, confidence_factor, method)  # validates the arguments

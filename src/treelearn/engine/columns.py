@@ -3,7 +3,7 @@
 Dense X (float32) is presorted per feature (NumPy's sort releases the GIL, so the features are
 sorted on a small thread pool without any compiled kernel); sparse X stays CSR (float32 data,
 int32 column indices, int64 row pointers, sorted indices) with a buffer of sample ids.
-The result is the ``(dense, sparse, samples)`` triple read by :func:`treelearn._builder.build`.
+The result is read by :mod:`treelearn.engine.fit`.
 
 Tables (second half of the module): which columns are categorical (``categorical_features``:
 "auto", indices, names or a mask), their levels (learned at fit: a pandas categorical's own
@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import X_DTYPE
+from .config import X_DTYPE
 
 try:  # optional: vectorised missing-value tests and level lookups for tables
     import pandas as _pd

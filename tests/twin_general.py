@@ -1,61 +1,28 @@
-"""Split search for tables: categorical features, missing values, multiway splits, costs.
+"""The test twin of the compiled engine: the Python node loop that grew tables before it.
 
-Every feature reaches these kernels as integer codes (``codes[f, row]``, ``-1`` for a missing
-value): level codes for categorical features, the rank of the value (exact splitter) or the
-bin (histogram splitter) for numeric ones, so both splitters share one search. A node is a list
-of rows with weights (C4.5 sends a case with a missing value down every branch with a fraction
-of its weight, so rows can repeat across siblings).
+Until the tables engine (issue 16), trees with categorical features, missing values or feature
+costs grew here: a node is a pair of arrays (its rows in increasing order and their weights),
+the node queue is Python, the work per node is one compiled search over the features' codes
+(level codes, ranks of values, or bins), summarised per code (sums per code, then cut).
+:mod:`treelearn.engine` grows the same trees by another route (presorted lists or histograms,
+rows grouped by node, sums in scan order), so the tests compare the two node for node.
 
-Per feature the node's rows are summarised by code (statistics, weight and row count of every
-code present, ascending; missing values apart), then:
-
-numeric
-    binary cuts between consecutive codes present at the node;
-categorical, ``binary``
-    the best subset of levels: levels ordered by class-1 share (two classes) or mean
-    (regression) and cut like a numeric feature, which is exact for the concave impurities
-    (gini, entropy, misclassification, squared error; Breiman et al. 1984, Theorem 4.5). For
-    more classes, and for gain ratio and chi-square, every subset is tried when a node has at
-    most ``EXHAUSTIVE_MAX_LEVELS`` levels; with more levels the best cut over one ordering per
-    class (levels by that class's share) is taken, a heuristic;
-categorical, ``multiway``
-    one branch per level present at the node (ID3/C4.5); valid when at least two branches hold
-    ``min_samples_leaf`` rows (C4.5's rule; smaller branches are allowed).
-
-Missing values, by mode:
-
-``learn`` (0)
-    numeric: every cut with the missing values sent left and right, plus "known values left,
-    missing right" (threshold +inf), in scikit-learn's order; categorical: the missing values
-    act as one more level (ordered, subset-searched or, for multiway, joined to the branch
-    that scores best). Without missing values at the node, they follow the branch with more
-    rows at prediction time (scikit-learn's rule).
-``c45`` (1)
-    the split is chosen on the rows with a known value (``min_samples_leaf`` is compared
-    with their weights, C4.5's fractional case counts, as well as their number); its score is
-    multiplied by their share ``F`` of the node's weight, and gain ratio's split information
-    counts the unknowns as one more subset (Quinlan 1993, ch. 3). The grower sends missing
-    rows down every branch.
-``impute`` (2)
-    missing values take the node's weighted median code (numeric) or most frequent level
-    (categorical) for this feature; they follow that code's branch at prediction time.
-
-Scores: without costs and outside ``c45`` features are compared by the criterion's proxy
-(:func:`treelearn._criteria.split_proxy`, extended to k children), as in the other splitters.
-With ``c45`` or feature costs the real score is used: the impurity decrease ("gain", in bits
-for entropy), the gain ratio or the chi-square statistic, times ``F``; with costs it becomes
-``gain**2 / cost`` (Tan & Schlimmer) or ``(2**gain - 1) / (cost + 1)**w`` (Nunez).
+(The one change since: C4.5's comparison of fractional weights with ``min_samples_leaf``
+allows 1e-9 of rounding, as the engine does; otherwise the order of summation decides.)
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._builder import rand_int
-from ._config import njit
-from ._criteria import (
+from treelearn._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree
+from treelearn.engine.binning import Binner
+from treelearn.engine.config import EPSILON, X_DTYPE, njit
+from treelearn.engine.criteria import (
+    ABSOLUTE_ERROR,
     CHI2,
     ENTROPY,
     GAIN_RATIO,
@@ -66,7 +33,120 @@ from ._criteria import (
     node_impurity,
     split_proxy,
 )
-from ._split_exact import prefix_abs_cost, weighted_median
+from treelearn.engine.nodes import heap_pop, heap_push
+from treelearn.engine.random import rand_int
+
+
+@njit
+def weighted_median(ys: np.ndarray, ws: np.ndarray) -> float:
+    """Weighted median, scikit-learn's convention: the mean of the two middle values on a tie."""
+    order = np.argsort(ys, kind="mergesort")
+    total = 0.0
+    for i in range(ys.shape[0]):
+        total += ws[i]
+    half = total / 2.0
+    cum = 0.0
+    for k in range(ys.shape[0]):
+        cum += ws[order[k]]
+        if cum >= half:
+            if cum == half and k + 1 < ys.shape[0]:
+                return (ys[order[k]] + ys[order[k + 1]]) / 2.0
+            return ys[order[k]]
+    return ys[order[ys.shape[0] - 1]]
+
+
+@njit
+def _heap_push(hv: np.ndarray, hw: np.ndarray, size: int, v: float, wt: float) -> int:
+    """Push onto a max-heap held in (hv, hw); return the new size."""
+    i = size
+    hv[i] = v
+    hw[i] = wt
+    while i > 0:
+        p = (i - 1) // 2
+        if hv[p] >= hv[i]:
+            break
+        hv[p], hv[i] = hv[i], hv[p]
+        hw[p], hw[i] = hw[i], hw[p]
+        i = p
+    return size + 1
+
+
+@njit
+def _heap_pop(hv: np.ndarray, hw: np.ndarray, size: int) -> tuple[float, float, int]:
+    """Pop the maximum of a max-heap; return (value, weight, new size)."""
+    v = hv[0]
+    wt = hw[0]
+    size -= 1
+    hv[0] = hv[size]
+    hw[0] = hw[size]
+    i = 0
+    while True:
+        lft = 2 * i + 1
+        if lft >= size:
+            break
+        c = lft
+        if lft + 1 < size and hv[lft + 1] > hv[lft]:
+            c = lft + 1
+        if hv[c] <= hv[i]:
+            break
+        hv[c], hv[i] = hv[i], hv[c]
+        hw[c], hw[i] = hw[i], hw[c]
+        i = c
+    return v, wt, size
+
+
+@njit
+def prefix_abs_cost(ys: np.ndarray, ws: np.ndarray, out: np.ndarray) -> None:
+    """``out[i]`` = min over m of ``sum_{j<i} w_j |y_j - m|`` for i = 0..n, in O(n log n).
+
+    Two heaps hold the lower and upper halves by weight; the top of the lower one is a weighted
+    median of the prefix, and the absolute deviation follows from the heaps' weight and sums.
+    """
+    n = ys.shape[0]
+    lv = np.empty(n)
+    lw = np.empty(n)
+    uv = np.empty(n)  # upper half stored negated, so it is also a max-heap
+    uw = np.empty(n)
+    nl = 0
+    nu = 0
+    wl = 0.0
+    sl = 0.0
+    wu = 0.0
+    su = 0.0
+    total = 0.0
+    out[0] = 0.0
+    for i in range(n):
+        y = ys[i]
+        wt = ws[i]
+        total += wt
+        if nl == 0 or y <= lv[0]:
+            nl = _heap_push(lv, lw, nl, y, wt)
+            wl += wt
+            sl += wt * y
+        else:
+            nu = _heap_push(uv, uw, nu, -y, wt)
+            wu += wt
+            su += wt * y
+        half = total / 2.0
+        while wl < half and nu > 0:
+            v, vw, nu = _heap_pop(uv, uw, nu)
+            wu -= vw
+            su -= vw * (-v)
+            nl = _heap_push(lv, lw, nl, -v, vw)
+            wl += vw
+            sl += vw * (-v)
+        while nl > 1 and wl - lw[0] >= half:
+            v, vw, nl = _heap_pop(lv, lw, nl)
+            wl -= vw
+            sl -= vw * v
+            nu = _heap_push(uv, uw, nu, -v, vw)
+            wu += vw
+            su += vw * v
+        m = lv[0]
+        c = m * wl - sl + su - m * wu
+        out[i + 1] = c if c > 0.0 else 0.0
+
+
 
 MISSING_LEARN, MISSING_C45, MISSING_IMPUTE = 0, 1, 2
 COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
@@ -75,6 +155,7 @@ EXHAUSTIVE_MAX_LEVELS = 10
 #: Codes are summarised with a dense table when the feature has at most this many codes per row
 #: of the node; otherwise the node's codes are sorted.
 DENSE_RATIO = 4
+C45_SLACK = 1.0 - 1e-9
 
 
 @njit
@@ -402,7 +483,7 @@ def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pi
                 break
             wr = wtot + (mw if learn_missing else 0.0) - wl
             nr = ntot + (mn if learn_missing else 0) - nl
-            if c45 and (wl < min_leaf or wr < min_leaf):
+            if c45 and (wl < min_leaf * C45_SLACK or wr < min_leaf * C45_SLACK):
                 continue
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
@@ -525,7 +606,7 @@ def _subset_exhaustive(e_stats, e_w, e_n, crit, pimp, min_leaf, min_wleaf, c45, 
                 nr += e_n[e]
         if nl < min_leaf or nr < min_leaf or pw[0] < min_wleaf or pw[1] < min_wleaf:
             continue
-        if c45 and (pw[0] < min_leaf or pw[1] < min_leaf):
+        if c45 and (pw[0] < min_leaf * C45_SLACK or pw[1] < min_leaf * C45_SLACK):
             continue
         if pw[0] <= 0.0 or pw[1] <= 0.0:
             continue
@@ -722,7 +803,8 @@ def _multiway(ucode, ustats, uw, un, E, learn_missing, imp_e, crit, pimp, c45, m
             nk[t] += un[E - 1]
         big = 0
         for b in range(k):
-            if nk[b] >= min_leaf and wk[b] >= min_wleaf and (not c45 or wk[b] >= min_leaf):
+            if nk[b] >= min_leaf and wk[b] >= min_wleaf and (
+                    not c45 or wk[b] >= min_leaf * C45_SLACK):
                 big += 1
         if big < 2:
             continue
@@ -855,7 +937,7 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
                        min_leaf, min_wleaf, need_real, fmap):
     """:func:`search_feature` for ``absolute_error``: children are scored by their minimal
     absolute deviation, computed from the rows (prefix costs over the rows taken in cut
-    order, :func:`treelearn._split_exact.prefix_abs_cost`). Categorical levels are ordered
+    order, :func:`treelearn.engine.abserr.prefix_abs_cost`). Categorical levels are ordered
     by their weighted median (a heuristic: Breiman's ordering theorem is for squared error)."""
     m = rows.shape[0]
     c = np.empty(m, dtype=np.int64)
@@ -977,7 +1059,8 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
             wr = wk - wpos + (mw if (num_learn and not ml) else 0.0)
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
-            if nl == 0 or nr == 0 or (c45 and (wl < min_leaf or wr < min_leaf)):
+            if nl == 0 or nr == 0 or (c45 and (wl < min_leaf * C45_SLACK
+                                               or wr < min_leaf * C45_SLACK)):
                 continue
             if num_learn and ml:
                 cl = pl_m[n_miss + pos]
@@ -1063,7 +1146,7 @@ def _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pi
                 wb += ws[e_rows[k]].sum()
                 nb += e_rows[k].shape[0]
             total += cb
-            if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf):
+            if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf * C45_SLACK):
                 big += 1
         if big < 2:
             continue
@@ -1151,3 +1234,339 @@ def search_node_abs(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max
     for q in range(n_known, n_total):
         const_feats[q] = perm[q]
     return bf, bkind, bnb, bmb, blo, bhi, best, n_total
+
+
+@dataclass
+class Codes:
+    """Integer codes of every feature (``codes[f, row]``, -1 missing) and how to turn a cut
+    between two codes of a numeric feature into a threshold."""
+
+    codes: np.ndarray
+    n_codes: np.ndarray
+    is_cat: np.ndarray
+    values: list = field(default_factory=list)  # exact: sorted distinct values per feature
+    table: np.ndarray | None = None  # hist: the binner's upper bin edges
+
+    def threshold(self, f: int, lo: int, hi: int) -> float:
+        if hi < 0:
+            return np.inf  # known values left, missing right (scikit-learn's threshold)
+        if self.table is not None:
+            return float(self.table[f, lo])
+        a = np.float64(self.values[f][lo])
+        b = np.float64(self.values[f][hi])
+        thr = a / 2.0 + b / 2.0
+        if thr == b or np.isinf(thr):
+            thr = a
+        return float(thr)
+
+
+def prepare_codes(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray,
+                  binner: Binner | None) -> Codes:
+    """Codes of a float32 table (categorical columns hold level codes, NaN = missing)."""
+    n, p = X.shape
+    codes = np.empty((p, n), dtype=np.int32)
+    n_codes = np.zeros(p, dtype=np.int64)
+    values: list = [None] * p
+    table = None
+    if binner is not None:
+        bins = binner.transform(X)
+        table = binner._table
+    for f in range(p):
+        col = X[:, f]
+        known = ~np.isnan(col)
+        if is_cat[f]:
+            codes[f] = np.where(known, np.nan_to_num(col, nan=-1.0), -1).astype(np.int32)
+            n_codes[f] = max(int(n_levels[f]), 1)
+        elif binner is not None:
+            b = bins[:, f].astype(np.int32)
+            b[b == binner.missing_bin] = -1
+            codes[f] = b
+            n_codes[f] = int(binner.n_bins_[f])
+        else:
+            vals = np.unique((col[known] + np.float32(0.0)).astype(X_DTYPE))
+            values[f] = vals
+            c = np.full(n, -1, dtype=np.int32)
+            c[known] = np.searchsorted(vals, col[known]).astype(np.int32)
+            codes[f] = c
+            n_codes[f] = max(vals.shape[0], 1)
+    return Codes(codes, n_codes, is_cat.astype(np.bool_), values, table)
+
+
+@dataclass
+class GeneralParams:
+    """What the general grower needs besides the data (resolved by the estimator)."""
+
+    crit: int
+    n_stats: int
+    n_values: int
+    n_classes: int
+    max_depth: int
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_leaf: float
+    max_features: int
+    max_leaf_nodes: int
+    min_impurity_decrease: float
+    seed: int
+    missing: int
+    multiway: bool
+    costs: np.ndarray
+    cost_mode: int
+    cost_weight: float
+
+
+@dataclass
+class _Node:
+    rows: np.ndarray
+    rw: np.ndarray
+    depth: int
+    parent: int
+    branch: int
+    stats: np.ndarray = None
+    weight: float = 0.0
+    impurity: float = 0.0
+    split: tuple | None = None  # (feature, kind, n_branches, miss_branch, lo, hi, map)
+    children: list | None = None  # [(rows, rw), ...] of the split
+    improvement: float = -np.inf
+    n_constants: int = 0  # features known constant here (scikit-learn's draw bookkeeping)
+
+
+class _Table:
+    """The node table being built."""
+
+    def __init__(self):
+        self.cols: dict[str, list] = {k: [] for k in (
+            "feature", "threshold", "impurity", "n", "w", "value", "missing", "cat", "kids")}
+
+    def add(self, node: _Node, value: np.ndarray) -> int:
+        c = self.cols
+        i = len(c["feature"])
+        c["feature"].append(TREE_UNDEFINED)
+        c["threshold"].append(float(TREE_UNDEFINED))
+        c["impurity"].append(node.impurity)
+        c["n"].append(node.rows.shape[0])
+        c["w"].append(node.weight)
+        c["value"].append(value)
+        c["missing"].append(TREE_UNDEFINED)
+        c["cat"].append(None)
+        c["kids"].append([])
+        return i
+
+
+class GeneralGrower:
+    """Grow one tree on :class:`Codes` (see module docstring)."""
+
+    def __init__(self, codes: Codes, ycls, yreg, w, prm: GeneralParams):
+        self.c = codes
+        self.ycls = ycls if ycls.size else np.zeros(1, dtype=np.int32)
+        self.yreg = yreg if yreg.size else np.zeros(1)
+        self.w = w
+        self.prm = prm
+        self.total_weight = float(w.sum())
+        p = codes.codes.shape[0]
+        self.p = p
+        width = int(codes.n_codes.max()) if p else 1
+        self.fmap = np.full(width, -1, dtype=np.int64)
+        self.best_map = np.full(width, -1, dtype=np.int64)
+        self.rng = np.array([prm.seed], dtype=np.int64)
+        self.perm = np.arange(p, dtype=np.int64)
+        self.const_feats = np.arange(p, dtype=np.int64)
+        self.table = _Table()
+
+    # -- one node ----------------------------------------------------------------------------
+    def _impurity(self, rows, rw, stats, weight) -> float:
+        if self.prm.crit == ABSOLUTE_ERROR:
+            return float(abs_cost(self.yreg[rows], rw)) / weight
+        return float(node_impurity(stats, weight, self.prm.crit))
+
+    def _summarize(self, node: _Node) -> None:
+        prm = self.prm
+        node.stats, node.weight = node_summary(node.rows, node.rw, self.ycls, self.yreg,
+                                               prm.n_stats, prm.crit)
+        node.impurity = self._impurity(node.rows, node.rw, node.stats, node.weight)
+
+    def _value(self, node: _Node) -> np.ndarray:
+        if self.prm.crit == ABSOLUTE_ERROR:
+            return np.array([weighted_median(self.yreg[node.rows], node.rw)])
+        if self.prm.crit >= SQUARED_ERROR:
+            return np.array([node.stats[0] / node.weight])
+        return node.stats / node.weight
+
+    def _search(self, node: _Node) -> None:
+        """Find the node's split and its children; leave ``split`` None for a leaf."""
+        prm = self.prm
+        n = node.rows.shape[0]
+        if (node.depth >= prm.max_depth or n < prm.min_samples_split
+                or node.weight < 2.0 * prm.min_weight_leaf or node.impurity <= EPSILON):
+            return
+        c = self.c
+        kernel = search_node_abs if prm.crit == ABSOLUTE_ERROR else search_node
+        f, kind, nb, mb, lo, hi, _, node.n_constants = kernel(
+            c.codes, c.n_codes, c.is_cat, self.perm, self.const_feats, node.n_constants,
+            self.rng, prm.max_features, node.rows, node.rw, self.ycls, self.yreg, prm.n_stats,
+            prm.crit, node.impurity, prm.missing, prm.multiway, prm.min_samples_leaf,
+            prm.min_weight_leaf, prm.costs, prm.cost_mode, prm.cost_weight, self.fmap,
+            self.best_map)
+        if f < 0:
+            return
+        codes_f = c.codes[f][node.rows]
+        if kind == KIND_NUMERIC:
+            branch = np.where(codes_f <= lo, 0, 1) if hi >= 0 else np.zeros(n, dtype=np.int64)
+            cmap = None
+        else:
+            cmap = self.best_map[:c.n_codes[f]].copy()
+            branch = cmap[np.maximum(codes_f, 0)]
+        missing = codes_f < 0
+        branch = np.where(missing, -1, branch)
+        children = []
+        fractional = mb == MISSING_FRACTIONAL and missing.any()
+        if not fractional and mb >= 0:
+            branch = np.where(missing, mb, branch)
+        # Rows grouped by branch with one stable sort (a mask per branch would cost
+        # branches x rows on a multiway split); rows stay in increasing order in each child.
+        sel = np.flatnonzero(branch >= 0)
+        order = sel[np.argsort(branch[sel], kind="stable")]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(branch[sel], minlength=nb))])
+        if fractional:
+            known_w = np.bincount(branch[sel], weights=node.rw[sel], minlength=nb)
+            shares = known_w / known_w.sum()
+            midx = np.flatnonzero(missing)
+        for b in range(nb):
+            idx = order[bounds[b]:bounds[b + 1]]
+            if fractional:
+                idx = np.sort(np.concatenate([idx, midx]))
+                rw = np.where(missing[idx], node.rw[idx] * shares[b], node.rw[idx])
+                keep = rw > 0.0
+                children.append((node.rows[idx][keep], rw[keep]))
+            else:
+                children.append((node.rows[idx], node.rw[idx]))
+        if any(r.shape[0] == 0 for r, _ in children):
+            return  # cannot happen for a valid split; a guard against an empty child
+        # Impurity decrease, scikit-learn's weighted definition, over all children.
+        dec = node.impurity
+        kids = []
+        for r, rw in children:
+            stats, wc = node_summary(r, rw, self.ycls, self.yreg, prm.n_stats, prm.crit)
+            kids.append(((wc / node.weight), self._impurity(r, rw, stats, wc)))
+        for share, imp in reversed(kids):
+            dec -= share * imp
+        improvement = (node.weight / self.total_weight) * dec
+        if improvement + EPSILON < prm.min_impurity_decrease:
+            return
+        thr = c.threshold(f, lo, hi) if kind == KIND_NUMERIC else float(TREE_UNDEFINED)
+        node.split = (f, thr, nb, mb, cmap)
+        node.children = children
+        node.improvement = improvement
+
+    def _emit(self, node: _Node) -> int:
+        i = self.table.add(node, self._value(node))
+        if node.parent >= 0:
+            self.table.cols["kids"][node.parent].append(i)
+        return i
+
+    def _set_split(self, i: int, node: _Node) -> None:
+        f, thr, nb, mb, cmap = node.split
+        cols = self.table.cols
+        cols["feature"][i] = f
+        cols["threshold"][i] = thr
+        cols["missing"][i] = mb
+        cols["cat"][i] = cmap
+
+    def _child_nodes(self, node: _Node, parent_id: int) -> list[_Node]:
+        return [_Node(r, rw, node.depth + 1, parent_id, b, n_constants=node.n_constants)
+                for b, (r, rw) in enumerate(node.children)]
+
+    # -- growth --------------------------------------------------------------------------------
+    def grow(self) -> Tree:
+        n = self.w.shape[0]
+        root = _Node(np.arange(n, dtype=np.int64), self.w.astype(np.float64), 0, -1, 0)
+        if self.prm.max_leaf_nodes > 0:
+            self._best_first(root)
+        else:
+            self._depth_first(root)
+        return self._tree()
+
+    def _depth_first(self, root: _Node) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            self._summarize(node)
+            self._search(node)
+            i = self._emit(node)
+            if node.split is None:
+                continue
+            self._set_split(i, node)
+            kids = self._child_nodes(node, i)
+            node.children = None
+            stack.extend(reversed(kids))
+
+    def _best_first(self, root: _Node) -> None:
+        # scikit-learn's best-first builder: libstdc++'s heap on the improvement (so nodes with
+        # equal improvements come out in its order) and no inherited constant features.
+        self._summarize(root)
+        self._search(root)
+        heap = np.empty(16, dtype=np.int64)
+        keys = np.full(16, -np.inf)
+        waiting: dict[int, _Node] = {}
+        hsize = 0
+
+        def push(node: _Node, i: int) -> None:
+            nonlocal heap, keys, hsize
+            if node.split is None:
+                return
+            if i >= keys.shape[0] or hsize >= heap.shape[0]:
+                size = 2 * max(i + 1, hsize + 1)
+                keys = np.concatenate([keys, np.full(size - keys.shape[0], -np.inf)])
+                heap = np.concatenate([heap, np.empty(size - heap.shape[0], dtype=np.int64)])
+            keys[i] = node.improvement
+            waiting[i] = node
+            hsize = heap_push(heap, hsize, keys, i)
+
+        push(root, self._emit(root))
+        leaves = 1
+        limit = self.prm.max_leaf_nodes
+        while hsize > 0:
+            i, hsize = heap_pop(heap, hsize, keys)
+            node = waiting.pop(int(i))
+            nb = node.split[2]
+            if leaves + nb - 1 > limit:
+                continue
+            leaves += nb - 1
+            self._set_split(int(i), node)
+            kids = self._child_nodes(node, int(i))
+            node.children = None
+            for kid in kids:
+                kid.n_constants = 0
+                self._summarize(kid)
+                self._search(kid)
+            for kid in kids:
+                push(kid, self._emit(kid))
+
+    def _tree(self) -> Tree:
+        cols = self.table.cols
+        nodes = len(cols["feature"])
+        kids = cols["kids"]
+        nb = np.array([len(k) for k in kids], dtype=np.intp)
+        ptr = np.zeros(nodes + 1, dtype=np.intp)
+        ptr[1:] = np.cumsum(nb)
+        child = np.array([c for k in kids for c in k], dtype=np.intp)
+        first = np.array([k[0] if k else TREE_LEAF for k in kids], dtype=np.intp)
+        last = np.array([k[-1] if k else TREE_LEAF for k in kids], dtype=np.intp)
+        ncat = np.array([0 if m is None else m.shape[0] for m in cols["cat"]], dtype=np.intp)
+        cptr = np.zeros(nodes + 1, dtype=np.intp)
+        cptr[1:] = np.cumsum(ncat)
+        cats = [m for m in cols["cat"] if m is not None]
+        cat = np.concatenate(cats) if cats else np.zeros(0, dtype=np.intp)
+        # A numeric node whose rows had no missing value under "learn" keeps the rule chosen
+        # by the search (larger child); under "c45" every internal node is fractional.
+        return Tree(
+            self.p, [self.prm.n_classes], first, last, cols["feature"], cols["threshold"],
+            cols["impurity"], cols["n"], cols["w"], np.asarray(cols["value"]),
+            branch_ptr=ptr, branch_child=child, cat_ptr=cptr, cat_branch=cat,
+            missing_branch=cols["missing"],
+        )
+
+
+def build_general(codes: Codes, ycls, yreg, w, prm: GeneralParams) -> Tree:
+    """Grow a tree with the general engine (see module docstring)."""
+    return GeneralGrower(codes, ycls, yreg, w, prm).grow()

@@ -29,7 +29,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ._config import X_DTYPE, pjit, prange
+from .config import X_DTYPE, pjit, prange
 
 #: Width of the padded edge table: 255 real edges at most, then +inf, so the branch-free search
 #: below takes exactly eight steps.
@@ -278,3 +278,99 @@ class Binner:
         if X.dtype.kind not in "biuf":
             raise TypeError(f"Binner expects numeric X; got dtype {X.dtype}.")
         return np.ascontiguousarray(X, dtype=X_DTYPE)
+
+
+# -- the histogram splitter's bin matrix for tables ----------------------------------------------
+
+#: Most bins a categorical feature can have (two bytes, the last for missing values); levels
+#: beyond the most frequent ``MAX_LEVEL_BINS - 1`` share one bin.
+MAX_LEVEL_BINS = 65535
+
+
+@pjit
+def table_bins(X, edges, is_cat, fcol, fwide, nbins, luts, lutoff, out):
+    """The engine's bin matrix: ``out[i, fcol[f]]`` (two bytes when ``fwide[f]``) is the bin of
+    ``X[i, f]``: a numeric feature's bin from its edges (the padded (n_features, 256) table,
+    flattened), a categorical feature's level code (through ``luts`` where levels are pooled),
+    ``nbins[f]`` for a missing value."""
+    n, p = X.shape
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for blk in prange(n_blocks):
+        stop = min(n, (blk + 1) * _BLOCK)
+        for i in range(blk * _BLOCK, stop):
+            for f in range(p):
+                x = X[i, f]
+                if np.isnan(x):
+                    b = nbins[f]
+                elif is_cat[f]:
+                    b = np.int64(x)
+                    if lutoff[f + 1] > lutoff[f]:
+                        b = luts[lutoff[f] + b]
+                else:
+                    e = f * 256
+                    pos = np.uint64(edges[e + 127] < x) << np.uint64(7)
+                    pos |= np.uint64(edges[e + pos + 63] < x) << np.uint64(6)
+                    pos |= np.uint64(edges[e + pos + 31] < x) << np.uint64(5)
+                    pos |= np.uint64(edges[e + pos + 15] < x) << np.uint64(4)
+                    pos |= np.uint64(edges[e + pos + 7] < x) << np.uint64(3)
+                    pos |= np.uint64(edges[e + pos + 3] < x) << np.uint64(2)
+                    pos |= np.uint64(edges[e + pos + 1] < x) << np.uint64(1)
+                    pos |= np.uint64(edges[e + pos] < x)
+                    b = np.int64(pos)
+                c = fcol[f]
+                out[i, c] = np.uint8(b & 255)
+                if fwide[f]:
+                    out[i, c + 1] = np.uint8(b >> 8)
+
+
+def table_layout(X: np.ndarray, binner: Binner, is_cat: np.ndarray, n_levels: np.ndarray):
+    """Bin matrix and layout of the histogram splitter for a table (see
+    :mod:`treelearn.engine.hist`): returns ``(bins, (hoff, nbins, fcol, fwide), luts, lutoff)``.
+
+    Numeric features get the binner's bins; a categorical feature with ``L`` levels gets one
+    bin per level (two bytes when ``L > 255``; beyond :data:`MAX_LEVEL_BINS` - 1 levels the
+    rarest share one bin, through a lookup table). Every feature's missing bin follows its
+    value bins.
+    """
+    n, p = X.shape
+    nbins = np.empty(p, dtype=np.int64)
+    fwide = np.zeros(p, dtype=np.int64)
+    luts: list[np.ndarray] = []
+    lutoff = np.zeros(p + 1, dtype=np.int64)
+    for f in range(p):
+        lut = np.zeros(0, dtype=np.int64)
+        if is_cat[f]:
+            L = max(int(n_levels[f]), 1)
+            nb = L
+            if L > MAX_LEVEL_BINS - 1:
+                codes = X[:, f]
+                counts = np.bincount(codes[~np.isnan(codes)].astype(np.int64), minlength=L)
+                keep = np.argsort(-counts, kind="stable")[:MAX_LEVEL_BINS - 1]
+                lut = np.full(L, MAX_LEVEL_BINS - 1, dtype=np.int64)
+                lut[np.sort(keep)] = np.arange(MAX_LEVEL_BINS - 1)
+                nb = MAX_LEVEL_BINS
+            fwide[f] = int(nb + 1 > 256)
+        else:
+            nb = int(binner.n_bins_[f])
+        nbins[f] = nb
+        luts.append(lut)
+        lutoff[f + 1] = lutoff[f] + lut.size
+    # narrow features first (one byte each, in index order), then the two-byte ones
+    fcol = np.empty(p, dtype=np.int64)
+    c = 0
+    for f in np.flatnonzero(fwide == 0):
+        fcol[f] = c
+        c += 1
+    for f in np.flatnonzero(fwide):
+        fcol[f] = c
+        c += 2
+    width = max(-(-c // 8) * 8, 8)
+    hoff = np.zeros(p + 1, dtype=np.int64)
+    hoff[1:] = np.cumsum(nbins + 1)
+    bins = np.empty((n, width), dtype=np.uint8)
+    bins[:, c:] = 0
+    flat_luts = np.concatenate(luts) if luts else np.zeros(0, dtype=np.int64)
+    table_bins(np.ascontiguousarray(X, dtype=X_DTYPE), binner._table.ravel(),
+               is_cat.astype(np.bool_), fcol, fwide, nbins, flat_luts.astype(np.int64), lutoff,
+               bins)
+    return bins, (hoff, nbins, fcol, fwide), flat_luts.astype(np.int64), lutoff

@@ -24,7 +24,7 @@ Criteria (``p_k = stats[k] / w``; logarithms base 2 as the literature computes e
     impurity = weighted variance ``stats[1]/w - (stats[0]/w)**2``; leaves predict the mean
 ``absolute_error``
     impurity = mean absolute deviation from the weighted median; leaves predict the weighted
-    median (computed by :mod:`treelearn._split_exact`)
+    median (computed by :mod:`treelearn.engine.abserr`)
 
 For ``gain_ratio`` and ``chi2`` the stored node impurity (used by ``min_impurity_decrease``,
 feature importances and cost-complexity pruning) is the entropy: the chi-square statistic of a
@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from ._config import njit
+from .config import noref
 
 GINI = 0
 ENTROPY = 1
@@ -67,7 +67,7 @@ REGRESSION_CRITERIA: dict[str, int] = {
 LN2 = math.log(2.0)
 
 
-@njit
+@noref
 def entropy(stats: np.ndarray, w: float) -> float:
     """Entropy in bits of the class weights ``stats`` summing to ``w``."""
     h = 0.0
@@ -79,7 +79,7 @@ def entropy(stats: np.ndarray, w: float) -> float:
     return h
 
 
-@njit
+@noref
 def node_impurity(stats: np.ndarray, w: float, crit: int) -> float:
     """Impurity of a node with statistics ``stats`` and total weight ``w`` (> 0).
 
@@ -104,7 +104,7 @@ def node_impurity(stats: np.ndarray, w: float, crit: int) -> float:
     return 0.0
 
 
-@njit
+@noref
 def split_proxy(
     left: np.ndarray,
     right: np.ndarray,
@@ -149,7 +149,7 @@ def split_proxy(
     return -wr * node_impurity(right, wr, crit) - wl * node_impurity(left, wl, crit)
 
 
-@njit
+@noref
 def impurity_improvement(
     w_total: float, wn: float, imp: float, wl: float, imp_l: float, wr: float, imp_r: float
 ) -> float:

@@ -14,6 +14,7 @@ the test suite uses that mode to measure coverage of the kernel lines.
 
 from __future__ import annotations
 
+import os
 from functools import partial
 
 import numba
@@ -46,3 +47,22 @@ NODE_DTYPE = np.int64
 FEATURE_THRESHOLD = np.float32(1e-7)
 #: Impurities at or below this are treated as pure; improvements within it of the minimum as equal.
 EPSILON = float(np.finfo(np.float64).eps)
+
+noref = partial(numba.njit, cache=True, nogil=True, _nrt=False)
+"""Kernels that allocate nothing, compiled without reference counting of their array
+arguments and views: in the node loops the atomic increments and decrements cost more than the
+arithmetic (a fifth of a fully grown tree's fit, measured). Rules, because Numba compiles a
+callee with its caller's flags and keeps one version per argument types: everything a
+``noref`` kernel calls allocates nothing; a kernel that returns arrays (or tuples holding
+arrays) is called either only from ``noref`` kernels or only from counting ones, never both
+(:func:`treelearn.engine.grow_hist._side` and ``_side_nr``); and one Python function is never
+compiled with both decorators (they would share one cache entry). ``tests/test_engine.py``
+checks the first two on the compiled kernels. ``TREELEARN_DEBUG_NRT=1`` compiles every kernel
+with reference counting (to tell a counting bug from another)."""
+tiny = partial(numba.njit, cache=True, nogil=True, _nrt=False, inline="always")
+"""A few-line ``noref`` helper inlined into its callers' Numba IR: it is then typed with each
+caller's argument types instead of being compiled once per distinct literal argument (Numba
+specialises a callee on literal integers and booleans, which multiplied compile time)."""
+if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
+    noref = njit
+    tiny = partial(numba.njit, cache=True, nogil=True, inline="always")

@@ -1,0 +1,374 @@
+"""Driving a fit from Python: prepare the data once, run a compiled grower in chunks, assemble.
+
+:func:`grow_tree` is the engine's one entry point for dense data. It prepares what the chosen
+splitter reads (presorted lists for ``"best"``/``"random"``, a bin matrix for ``"hist"``),
+allocates every work array once, and calls the compiled loop until it reports that it is
+done. Between two calls control is back in Python: a Ctrl-C stops the fit there (the
+KeyboardInterrupt propagates; nothing is left half-built), and nothing in the compiled code
+runs for more than a fraction of a second at a time. :func:`assemble` turns the node table
+into a :class:`treelearn._tree.Tree`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._tree import TREE_LEAF, TREE_UNDEFINED, Tree
+from .abserr import scratch as abs_scratch
+from .columns import presort
+from .config import PARALLEL_MIN_WORK
+from .criteria import ABSOLUTE_ERROR, SQUARED_ERROR
+from .grow_exact import N_FRES, grow_best_first, grow_depth_first
+from .levels import N_RES, workspace
+from .nodes import (
+    G_ARENA,
+    G_DONE,
+    N_BRANCH,
+    N_CATLEN,
+    N_CATOFF,
+    N_FCOLS,
+    N_FEATURE,
+    N_FPARAMS,
+    N_GSTATE,
+    N_ICOLS,
+    N_IPARAMS,
+    N_MB,
+    N_NB,
+    N_NSAMP,
+    N_PARENT,
+    N_SCOLS,
+    N_SEEN,
+    P_ALPHA,
+    P_AVERAGE_GAIN,
+    P_CHUNK,
+    P_COST_MODE,
+    P_COST_WEIGHT,
+    P_MAX_DEPTH,
+    P_MAX_FEATURES,
+    P_MAX_LEAF_NODES,
+    P_MIN_COUNT,
+    P_MIN_IMPURITY_DECREASE,
+    P_MIN_LEAF,
+    P_MIN_SPLIT,
+    P_MIN_WEIGHT_LEAF,
+    P_MODE,
+    P_MULTIWAY,
+    P_PENALTY,
+    P_RANDOM,
+    P_SEED,
+    P_SELECTION,
+    P_SMOOTH,
+    P_TOTAL_WEIGHT,
+    S_ARENA,
+    S_HI,
+    S_LO,
+    S_PARENT,
+    S_SLOT,
+    T_IMPURITY,
+    T_THRESHOLD,
+    T_WEIGHT,
+)
+from .random import N_DRAW
+
+#: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
+CHUNK_WORK = 20_000_000
+
+
+@dataclass(frozen=True)
+class GrowParams:
+    """Everything a grower needs besides the data (resolved by the estimator)."""
+
+    crit: int
+    n_stats: int
+    n_values: int
+    n_classes: int
+    max_depth: int
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_leaf: float
+    max_features: int
+    max_leaf_nodes: int  # 0: depth-first
+    min_impurity_decrease: float
+    seed: int
+    random_split: bool = False
+    missing: int = 0
+    multiway: bool = False
+    costs: np.ndarray | None = None
+    cost_mode: int = 0
+    cost_weight: float = 1.0
+    min_count: int = 1
+    smooth: float = 0.0
+    selection: int = 0
+    alpha: float = 1.0
+    average_gain: bool = False
+    threshold_penalty: bool = False
+
+    def arrays(self, total_weight: float, chunk: int = CHUNK_WORK):
+        ip = np.zeros(N_IPARAMS, dtype=np.int64)
+        ip[P_MAX_DEPTH] = self.max_depth
+        ip[P_MIN_SPLIT] = self.min_samples_split
+        ip[P_MIN_LEAF] = self.min_samples_leaf
+        ip[P_MAX_FEATURES] = self.max_features
+        ip[P_MAX_LEAF_NODES] = self.max_leaf_nodes
+        ip[P_RANDOM] = int(self.random_split)
+        ip[P_SEED] = self.seed
+        ip[P_MODE] = self.missing
+        ip[P_MULTIWAY] = int(self.multiway)
+        ip[P_COST_MODE] = self.cost_mode
+        ip[P_MIN_COUNT] = self.min_count
+        ip[P_SELECTION] = self.selection
+        ip[P_AVERAGE_GAIN] = int(self.average_gain)
+        ip[P_PENALTY] = int(self.threshold_penalty)
+        ip[P_CHUNK] = chunk
+        fp = np.zeros(N_FPARAMS)
+        fp[P_MIN_WEIGHT_LEAF] = self.min_weight_leaf
+        fp[P_MIN_IMPURITY_DECREASE] = self.min_impurity_decrease
+        fp[P_TOTAL_WEIGHT] = total_weight
+        fp[P_COST_WEIGHT] = self.cost_weight
+        fp[P_SMOOTH] = self.smooth
+        fp[P_ALPHA] = self.alpha
+        return ip, fp
+
+
+def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
+    """The search's scratch (see :func:`treelearn.engine.grow_exact.search_node`)."""
+    ws, iw, st = workspace(width, S)
+    afs, ajs = abs_scratch(n if absolute else 0, width if absolute else 0)
+    return (st, ws, iw, np.zeros(S), np.zeros(width, dtype=np.int64),
+            np.zeros(width, dtype=np.int64), np.zeros(N_RES), np.zeros(N_RES), np.zeros(S),
+            np.zeros((p, N_FRES)), np.zeros(N_DRAW, dtype=np.int64), np.arange(p),
+            np.zeros(p, dtype=np.int64), np.array([seed], dtype=np.int64), afs, ajs)
+
+
+def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
+               yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree with the exact (or random) splitter on a dense float32 table (categorical
+    columns as level codes, NaN for missing values); rows of zero weight must be removed."""
+    n, p = X.shape
+    crit = prm.crit
+    S = prm.n_stats
+    absolute = crit == ABSOLUTE_ERROR
+    is_reg = crit >= SQUARED_ERROR
+    sval, sidx = presort(X)
+    fractional = prm.missing == 1 and bool(np.isnan(sval[:, -1]).any())
+    C = None if is_reg else ycls[sidx].astype(np.int32)
+    R = yreg[sidx] if is_reg else None
+    weighted = fractional or not bool(np.all(w == 1.0))
+    W = w[sidx] if weighted else None
+    data = (sval, sidx, C, R, W)
+    n_codes = np.maximum(n_levels.astype(np.int64), 1)
+    width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
+    cfg = (is_cat.astype(np.bool_), n_codes)
+    costs = prm.costs if prm.costs is not None else np.ones(p)
+    kmax = width + 1
+    buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
+               np.zeros(kmax + 1, dtype=np.int64), np.zeros(kmax), np.zeros(S),
+               np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32),
+               np.empty(n if C is not None else 0, dtype=np.int32),
+               np.empty(n if R is not None else 0), np.empty(n if W is not None else 0))
+    work = _work(n, p, S, width, prm.seed, absolute)
+    kid_lo = np.zeros(kmax, dtype=np.int64)
+    kid_hi = np.zeros(kmax, dtype=np.int64)
+    ip, fp = prm.arrays(float(w.sum()))
+    cap = 64
+    ti = np.empty((cap, N_ICOLS), dtype=np.int64)
+    tf = np.empty((cap, N_FCOLS))
+    tv = np.empty((cap, prm.n_values))
+    cats = np.empty(64, dtype=np.int64)
+    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    gs[G_ARENA] = n
+    absolute_arg = np.zeros(0) if absolute else None
+    if prm.max_leaf_nodes > 0:
+        kids = np.empty((64, 2), dtype=np.int64)
+        heap = np.empty(64, dtype=np.int64)
+        while not gs[G_DONE]:
+            data, ti, tf, tv, cats, kids, heap = grow_best_first(
+                data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, ip, fp,
+                work, kid_lo, kid_hi, absolute_arg)
+    else:
+        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
+        stack[0, S_LO] = 0
+        stack[0, S_HI] = n
+        stack[0, S_PARENT] = -1
+        stack[0, S_ARENA] = n
+        gs[1] = 1  # G_TOP
+        while not gs[G_DONE]:
+            data, ti, tf, tv, cats, stack = grow_depth_first(
+                data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, ip, fp, work,
+                kid_lo, kid_hi, absolute_arg)
+    return assemble(ti, tf, tv, cats, gs, p, prm.n_classes)
+
+
+def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
+    """The :class:`Tree` of a grower's node table."""
+    from .nodes import G_NODES
+
+    count = int(gs[G_NODES])
+    ti = ti[:count]
+    tf = tf[:count]
+    nb = ti[:, N_NB]
+    ptr = np.zeros(count + 1, dtype=np.intp)
+    ptr[1:] = np.cumsum(nb)
+    child = np.empty(int(ptr[-1]), dtype=np.intp)
+    kids = np.flatnonzero(ti[:, N_PARENT] >= 0)
+    child[ptr[ti[kids, N_PARENT]] + ti[kids, N_BRANCH]] = kids
+    inner = nb > 0
+    first = np.full(count, TREE_LEAF, dtype=np.intp)
+    last = np.full(count, TREE_LEAF, dtype=np.intp)
+    first[inner] = child[ptr[:-1][inner]]
+    last[inner] = child[ptr[1:][inner] - 1]
+    ncat = np.where(inner, ti[:, N_CATLEN], 0)
+    cptr = np.zeros(count + 1, dtype=np.intp)
+    cptr[1:] = np.cumsum(ncat)
+    cat = np.empty(int(cptr[-1]), dtype=np.intp)
+    for i in np.flatnonzero(ncat):
+        off = ti[i, N_CATOFF]
+        cat[cptr[i]:cptr[i + 1]] = cats[off:off + ncat[i]]
+    feature = np.where(inner, ti[:, N_FEATURE], TREE_UNDEFINED)
+    threshold = np.where(inner, tf[:, T_THRESHOLD], float(TREE_UNDEFINED))
+    mb = np.where(inner, ti[:, N_MB], TREE_UNDEFINED)
+    tree = Tree(n_features, [n_classes], first, last, feature, threshold, tf[:, T_IMPURITY],
+                ti[:, N_NSAMP], tf[:, T_WEIGHT], tv[:count], branch_ptr=ptr,
+                branch_child=child, cat_ptr=cptr, cat_branch=cat, missing_branch=mb)
+    tree.missing_seen = np.where(inner, ti[:, N_SEEN], 0).astype(bool)
+    return tree
+
+
+def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
+              ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree with the histogram splitter on a dense float32 table (categorical columns
+    as level codes, NaN for missing values) with a fitted ``binner`` for its numeric
+    columns; rows of zero weight must be removed."""
+    import numba
+
+    from .binning import table_layout
+    from .grow_hist import HIST_POOL_BYTES, grow_hist_best_first, grow_hist_depth_first
+
+    n, p = X.shape
+    crit = prm.crit
+    S = prm.n_stats
+    absolute = crit == ABSOLUTE_ERROR
+    is_reg = crit >= SQUARED_ERROR
+    bins, lay, luts, lutoff = table_layout(X, binner, is_cat, n_levels)
+    hoff, nbins, fcol, fwide = lay
+    fractional = prm.missing == 1 and bool(np.isnan(X).any())
+    weighted = fractional or absolute or not bool(np.all(w == 1.0))
+    C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
+    R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
+    W0 = np.ascontiguousarray(w, dtype=np.float64).copy() if weighted else None
+    B1 = np.empty_like(bins)
+    bufs = (bins, B1, C0, None if C0 is None else np.empty_like(C0), R0,
+            None if R0 is None else np.empty_like(R0), W0,
+            None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
+            B1.view(np.uint64))
+    need_sq = is_reg and (prm.cost_mode != 0 or prm.selection != 0 or prm.average_gain
+                          or prm.threshold_penalty)
+    H = (2 + int(need_sq) if is_reg else S) + int(weighted)
+    btot = int(hoff[-1])
+    slot_bytes = btot * H * 8
+    if prm.max_leaf_nodes > 0:
+        wanted = prm.max_leaf_nodes + 2
+    else:
+        wanted = min(prm.max_depth, 10**6) + 3
+    n_slots = max(4, min(wanted, HIST_POOL_BYTES // max(slot_bytes, 1)))
+    if absolute:
+        n_slots = 1
+    pool = np.empty((n_slots + 1, btot, H))
+    pool[n_slots] = 0.0  # the clean slot of small nodes
+    free = np.arange(n_slots)[::-1].copy()
+    nfree = np.array([n_slots], dtype=np.int64)
+    T = numba.config.NUMBA_NUM_THREADS
+    large = T >= 2 and n * p >= 4 * PARALLEL_MIN_WORK
+    kmax = int(max(int(nbins.max()) if p else 1, 2)) + 2
+    priv = np.empty((T, btot, H)) if large and not absolute else None
+    tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
+    n_search = np.where(is_cat, nbins, nbins).astype(np.int64)
+    levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
+    cfg = (is_cat.astype(np.bool_), n_search, levels)
+    costs = prm.costs if prm.costs is not None else np.ones(p)
+    width = kmax
+    work = _work(n, p, S, width, prm.seed, absolute) + (np.zeros(width, dtype=np.int64),)
+    buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
+               np.zeros(kmax + 1, dtype=np.int64), np.zeros(kmax), np.zeros(kmax,
+                                                                            dtype=np.int64))
+    kid_lo = np.zeros(kmax, dtype=np.int64)
+    kid_hi = np.zeros(kmax, dtype=np.int64)
+    kid_slot = np.zeros(kmax, dtype=np.int64)
+    need = np.zeros(kmax, dtype=np.bool_)
+    ip, fp = prm.arrays(float(w.sum()))
+    cap = 64
+    ti = np.empty((cap, N_ICOLS), dtype=np.int64)
+    tf = np.empty((cap, N_FCOLS))
+    tv = np.empty((cap, prm.n_values))
+    cats = np.empty(64, dtype=np.int64)
+    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    gs[G_ARENA] = n
+    absolute_arg = np.zeros(0) if absolute else None
+    edges = binner._table
+    args_tail = (pool, free, nfree, priv, tcounts, crit, ip, fp, work, buffers, kid_lo, kid_hi,
+                 kid_slot, need, absolute_arg, not is_reg, weighted, need_sq)
+    if prm.max_leaf_nodes > 0:
+        kids = np.empty((64, 2), dtype=np.int64)
+        heap = np.empty(64, dtype=np.int64)
+        while not gs[G_DONE]:
+            bufs, ti, tf, tv, cats, kids, heap = grow_hist_best_first(
+                bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs,
+                *args_tail)
+    else:
+        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
+        stack[0, S_HI] = n
+        stack[0, S_PARENT] = -1
+        stack[0, S_ARENA] = n
+        stack[0, S_SLOT] = -1
+        gs[1] = 1  # G_TOP
+        while not gs[G_DONE]:
+            bufs, ti, tf, tv, cats, stack = grow_hist_depth_first(
+                bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack, gs,
+                *args_tail)
+    return assemble(ti, tf, tv, cats, gs, p, prm.n_classes)
+
+
+def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree on a CSR matrix (numeric features, no missing values; see
+    :mod:`treelearn.engine.sparse`); rows of zero weight must be removed."""
+    import scipy.sparse as sp
+
+    from .sparse import grow_sparse_best_first, grow_sparse_depth_first
+
+    X = sp.csr_matrix(X, dtype=np.float32)
+    X.sort_indices()
+    n, p = X.shape
+    crit = prm.crit
+    absolute = crit == ABSOLUTE_ERROR
+    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int32),
+           np.ascontiguousarray(X.data, dtype=np.float32))
+    samples = np.arange(n, dtype=np.int32)
+    tgt = (ycls.astype(np.int32) if ycls.size else np.zeros(1, dtype=np.int32),
+           yreg.astype(np.float64) if yreg.size else np.zeros(1), w.astype(np.float64))
+    work = _work(n, p, prm.n_stats, 4, prm.seed, absolute)
+    mark = np.zeros(n, dtype=np.bool_)
+    tmp = np.empty(n, dtype=np.int32)
+    ip, fp = prm.arrays(float(w.sum()))
+    ti = np.empty((64, N_ICOLS), dtype=np.int64)
+    tf = np.empty((64, N_FCOLS))
+    tv = np.empty((64, prm.n_values))
+    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    absolute_arg = np.zeros(0) if absolute else None
+    if prm.max_leaf_nodes > 0:
+        heap = np.empty(64, dtype=np.int64)
+        while not gs[G_DONE]:
+            ti, tf, tv, heap = grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs,
+                                                      crit, ip, fp, work, mark, tmp,
+                                                      absolute_arg)
+    else:
+        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
+        stack[0, S_HI] = n
+        stack[0, S_PARENT] = -1
+        gs[1] = 1  # G_TOP
+        while not gs[G_DONE]:
+            ti, tf, tv, stack = grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack,
+                                                        gs, crit, ip, fp, work, mark, tmp,
+                                                        absolute_arg)
+    return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, prm.n_classes)

@@ -1,0 +1,628 @@
+"""The compiled node loop of the exact splitter, for numeric data and tables alike.
+
+One loop grows every dense tree of ``splitter="best"`` or ``"random"``: numeric features,
+categorical ones (binary subsets or one branch per level), missing values in the three modes,
+C4.5's fractional cases, feature costs, C4.5's average-gain rule and threshold penalty, the
+statistical feature selection. Numeric data is simply a table without categorical features or
+holes: the same code runs, and the per-node checks for the rest cost nothing measurable (the
+tests compare it node for node with scikit-learn).
+
+Per node (:func:`_process`): the node's statistics from its entries (list 0), its impurity and
+value, the stopping rules, the best split (:func:`search_node`: scikit-learn's feature draw,
+one search per feature, the winner by the criterion, by C4.5's rules or by the smallest
+p-value), the partition of every list (:mod:`treelearn.engine.exact`), and the weighted
+impurity decrease, which must reach ``min_impurity_decrease``.
+
+The loop hands control back to Python after about ``iparams[P_CHUNK]`` units of work (rows
+times features), with its whole state in arrays: the pending nodes (stack or heap) and the
+node table. :func:`treelearn.engine.fit.grow` calls it until it reports that it is done, so a
+Ctrl-C is acted on between chunks, and a fit never holds the interpreter for long.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from .abserr import abs_node, search_feature_abs
+from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
+from .criteria import (
+    ENTROPY,
+    GAIN_RATIO,
+    SQUARED_ERROR,
+    impurity_improvement,
+    node_impurity,
+)
+from .exact import (
+    fractional_shares,
+    mark_branches,
+    partition_fractional,
+    partition_multi,
+    partition_two,
+    range_stats,
+    search_feature,
+    tail_missing,
+)
+from .levels import (
+    KIND_NUMERIC,
+    N_RES,
+    R_GAIN,
+    R_KIND,
+    R_MB,
+    R_NB,
+    R_REAL,
+    R_SCORE,
+    R_SPLITINFO,
+    R_THR,
+    R_TRIES,
+    R_WLEFT,
+    SR_BEST,
+)
+from .nodes import (
+    G_ARENA,
+    G_CATS,
+    G_DONE,
+    G_HEAP,
+    G_KIDS,
+    G_LEAVES,
+    G_NEED,
+    G_NODES,
+    G_TOP,
+    N_DEPTH,
+    N_FEATURE,
+    N_KIDS,
+    N_KIND,
+    N_MB,
+    N_NB,
+    N_SEEN,
+    P_ALPHA,
+    P_AVERAGE_GAIN,
+    P_CHUNK,
+    P_COST_MODE,
+    P_COST_WEIGHT,
+    P_MAX_FEATURES,
+    P_MAX_LEAF_NODES,
+    P_MIN_COUNT,
+    P_MIN_IMPURITY_DECREASE,
+    P_MIN_LEAF,
+    P_MIN_WEIGHT_LEAF,
+    P_MODE,
+    P_MULTIWAY,
+    P_PENALTY,
+    P_RANDOM,
+    P_SELECTION,
+    P_SMOOTH,
+    P_TOTAL_WEIGHT,
+    S_ARENA,
+    S_BRANCH,
+    S_DEPTH,
+    S_HI,
+    S_LO,
+    S_NCONST,
+    S_PARENT,
+    T_IMPROVEMENT,
+    T_IMPURITY,
+    T_THRESHOLD,
+    T_WEIGHT,
+    grow_rows,
+    grow_vector,
+    heap_pop,
+    heap_push,
+    make_leaf,
+    new_node,
+    push,
+    splittable,
+    store_cats,
+)
+from .random import (
+    draw_finish,
+    draw_next,
+    draw_result,
+    draw_start,
+    rand_uniform,
+)
+from .selection import adjusted_log_pvalue, feature_log_pvalue
+
+COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
+SELECT_CRITERION, SELECT_TEST = 0, 1
+#: C4.5's Epsilon: a test's gain must reach the average gain less this, and its split
+#: information exceed it (Quinlan's code, build.c).
+C45_EPSILON = 1e-3
+
+# Columns of the per-feature results kept for the node-level choice (C4.5's rules, tests).
+F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK = range(6)
+N_FRES = 6
+
+
+@noref
+def cost_score(g, cost, cost_mode, cost_w):
+    """Feature-cost adjusted score of a gain ``g``: Tan & Schlimmer's ``g**2 / cost`` or
+    Nunez's ``(2**g - 1) / (cost + 1)**w``."""
+    if cost_mode == COST_TAN:
+        return g * g / cost
+    return (2.0 ** g - 1.0) / (cost + 1.0) ** cost_w
+
+
+@tiny
+def _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, crit, imp, iparams,
+                    fparams, rand_thr, need_real, fmap, out, absolute, afs, ajs):
+    """One feature's best split at the node (exact or absolute-error search)."""
+    V, I, C, R, W = data
+    is_cat, n_codes = cfg
+    mode = iparams[P_MODE]
+    if absolute is not None:
+        return search_feature_abs(V, R, W, f, lo, hi, is_cat[f], n_codes[f], imp, mode,
+                                  iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
+                                  fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs, ajs)
+    return search_feature(V, C, R, W, f, lo, hi, is_cat[f], n_codes[f], st, ws, iw, nstats,
+                          wn, crit, imp, mode, iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
+                          fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
+                          fparams[P_SMOOTH], rand_thr, fmap, out)
+
+
+@noref
+def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
+                absolute):
+    """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
+    in ``best`` (R_* slots), its level map in ``best_map`` and left statistics in
+    ``best_left``.
+
+    Features are examined in scikit-learn's order (:mod:`treelearn.engine.random`). The
+    winner: the largest score (proxy, or with feature costs the cost-adjusted gain), the
+    first on ties; with C4.5's average-gain rule the largest gain ratio among features whose
+    gain is at least the average; with ``selection="test"`` the smallest p-value
+    (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
+    """
+    V, I, C, R, W = data
+    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
+     rng, afs, ajs) = work
+    is_cat, n_codes = cfg
+    n_features = perm.shape[0]
+    cost_mode = iparams[P_COST_MODE]
+    select_test = iparams[P_SELECTION] == SELECT_TEST
+    avg_gain = iparams[P_AVERAGE_GAIN] != 0
+    penalty = iparams[P_PENALTY] != 0
+    rules = avg_gain or penalty or select_test
+    need_real = cost_mode != COST_NONE or rules
+    random_split = iparams[P_RANDOM] != 0
+    S = nstats.shape[0]
+    draw_start(draw, n_features, nconst)
+    m = 0
+    best_score = -np.inf
+    found = False
+    while True:
+        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        if f < 0:
+            break
+        rand_thr = np.nan
+        if random_split:
+            # scikit-learn's random splitter: the constant check, then one threshold drawn
+            hk = hi - tail_missing(V, f, lo, hi)
+            if hk == lo or V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD:
+                draw_result(draw, perm, np.bool_(False))
+                continue
+            mn = np.float64(V[f, lo])
+            mx = np.float64(V[f, hk - 1])
+            t = rand_uniform(mn, mx, rng)
+            if t == mx:
+                t = mn
+            rand_thr = t
+        fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+        usable = _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp,
+                                 iparams, fparams, rand_thr, need_real, fmap, out, absolute,
+                                 afs, ajs)
+        draw_result(draw, perm, usable)
+        if not usable or out[R_SCORE] == -np.inf:
+            continue
+        if rules:
+            fres[m, F_FEAT] = f
+            fres[m, F_SCORE] = out[R_REAL]
+            fres[m, F_GAIN] = out[R_GAIN]
+            fres[m, F_INFO] = out[R_SPLITINFO]
+            fres[m, F_OK] = 1.0
+            if penalty and out[R_KIND] == KIND_NUMERIC and out[R_TRIES] > 0:
+                # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
+                fres[m, F_GAIN] -= math.log(out[R_TRIES]) / math.log(2.0) / wn
+                if fres[m, F_GAIN] <= 0.0:
+                    fres[m, F_OK] = 0.0
+                if crit == GAIN_RATIO:
+                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[R_SPLITINFO] \
+                        if out[R_SPLITINFO] > 0.0 else -np.inf
+                else:
+                    fres[m, F_SCORE] = fres[m, F_GAIN]
+            if select_test:
+                fres[m, F_LOGP] = feature_log_pvalue(V, C, R, W, f, lo, hi, is_cat[f],
+                                                     nstats, wn, crit, st, ws, iw)
+            m += 1
+            continue
+        sc = out[R_SCORE]
+        if cost_mode != COST_NONE:
+            sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
+        if sc > best_score:
+            best_score = sc
+            found = True
+            for q in range(N_RES):
+                best[q] = out[q]
+            best[R_SCORE] = f  # the winner's feature rides in the score slot
+            for k in range(S):
+                best_left[k] = st[SR_BEST, k]
+            if out[R_KIND] != KIND_NUMERIC:
+                for c in range(n_codes[f]):
+                    best_map[c] = fmap[c]
+    n_total = draw_finish(draw, perm, const_feats)
+    if not rules:
+        return found, n_total
+    # Node-level choice among the features' best tests.
+    winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
+    if winner < 0:
+        return False, n_total
+    f = int(fres[winner, F_FEAT])
+    # Search the winner again for its level map and left statistics (its results were
+    # overwritten by the features examined after it).
+    fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+    _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp, iparams, fparams,
+                    rand_thr, np.bool_(True), fmap, out, absolute, afs, ajs)
+    for q in range(N_RES):
+        best[q] = out[q]
+    best[R_SCORE] = f
+    for k in range(S):
+        best_left[k] = st[SR_BEST, k]
+    if out[R_KIND] != KIND_NUMERIC:
+        for c in range(n_codes[f]):
+            best_map[c] = fmap[c]
+    return True, n_total
+
+
+@noref
+def _choose(fres, m, avg_gain, select_test, wn, fparams, crit):
+    """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection;
+    -1 when no feature qualifies."""
+    if m == 0:
+        return -1
+    if select_test:
+        best = -1
+        best_p = np.inf
+        for j in range(m):
+            if fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < best_p:
+                best_p = fres[j, F_LOGP]
+                best = j
+        if best >= 0 and fparams[P_ALPHA] < 1.0:
+            n_ok = 0
+            for j in range(m):
+                if fres[j, F_OK] > 0.0:
+                    n_ok += 1
+            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[P_ALPHA]):
+                return -1
+        return best
+    threshold = -np.inf
+    if avg_gain:
+        tot = 0.0
+        n = 0
+        for j in range(m):
+            if fres[j, F_OK] > 0.0:
+                tot += fres[j, F_GAIN]
+                n += 1
+        if n == 0:
+            return -1
+        threshold = tot / n - C45_EPSILON
+    best = -1
+    best_sc = -np.inf
+    for j in range(m):
+        if fres[j, F_OK] <= 0.0 or fres[j, F_GAIN] < threshold:
+            continue
+        if avg_gain and crit == GAIN_RATIO and fres[j, F_INFO] <= C45_EPSILON:
+            continue
+        if fres[j, F_SCORE] > best_sc:
+            best_sc = fres[j, F_SCORE]
+            best = j
+    return best
+
+
+@noref
+def open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
+    """The node's statistics, weight, impurity and value from its entries (list 0)."""
+    V, I, C, R, W = data
+    wn = range_stats(nstats.reshape(1, -1), np.int64(0), C, R, W, np.int64(0), lo, hi)
+    if absolute is not None:
+        imp, med = abs_node(R, W, 0, lo, hi, wn, afs, ajs)
+        tv[node, 0] = med
+    else:
+        imp = node_impurity(nstats, wn, crit)
+        if crit == SQUARED_ERROR:
+            tv[node, 0] = nstats[0] / wn
+        else:
+            for k in range(nstats.shape[0]):
+                tv[node, k] = nstats[k] / wn
+    tf[node, T_IMPURITY] = imp
+    tf[node, T_WEIGHT] = wn
+    return wn, imp
+
+
+@noref
+def _child_impurity(data, lo, hi, crit, scratch, absolute, afs, ajs):
+    """Weight and impurity of a child range (list 0)."""
+    V, I, C, R, W = data
+    wc = range_stats(scratch.reshape(1, -1), np.int64(0), C, R, W, np.int64(0), lo, hi)
+    if absolute is not None:
+        imp, _ = abs_node(R, W, 0, lo, hi, wc, afs, ajs)
+        return wc, imp
+    return wc, node_impurity(scratch, wc, crit)
+
+
+#: :func:`split_node`'s answer when the arena is too small (the needed size is in ``gs``).
+NEED_ARENA = -1
+
+
+@noref
+def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams,
+               work, kid_lo, kid_hi, absolute):
+    """Partition the node's entries by its best split (in ``work``); record the split in the
+    table and the children's ranges in ``kid_lo``/``kid_hi``. Returns ``(k, arena_top)``:
+    ``k == 0`` when the split is refused (its impurity decrease is too small; the node stays
+    a leaf and the order of its entries no longer matters), :data:`NEED_ARENA` when a
+    fractional split needs more room than the lists have (``gs[G_NEED]``)."""
+    V, I, C, R, W = data
+    best = work[7]
+    best_map = work[5]
+    best_left = work[8]
+    nstats = work[3]
+    afs = work[14]
+    ajs = work[15]
+    bmap, counts, starts, shares, cstats, tv_, ti_, tc_, tr_, tw_ = buffers
+    f = int(best[R_SCORE])
+    kind = int(best[R_KIND])
+    k = int(best[R_NB])
+    mb = int(best[R_MB])
+    thr = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    S = nstats.shape[0]
+    n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
+    nm = tail_missing(V, f, lo, hi)
+    fractional = n_all > 0
+    starts[0] = 0
+    for b in range(k):
+        starts[b + 1] = starts[b] + counts[b] + n_all
+    if fractional:
+        total = starts[k]
+        need = arena_top + total
+        if need > V.shape[1]:
+            gs[G_NEED] = need
+            return NEED_ARENA, arena_top
+        fractional_shares(W, f, lo, hi, bmap, I, k, shares)
+        partition_fractional(V, I, C, R, W, lo, hi, bmap, starts, shares, k, arena_top,
+                             kid_lo)
+        base = arena_top
+        arena_top = need
+    else:
+        if k == 2:
+            partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_)
+        else:
+            partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, kid_lo, tv_, ti_, tc_,
+                            tr_, tw_)
+        base = lo
+    for b in range(k):
+        kid_lo[b] = base + starts[b]
+        kid_hi[b] = base + starts[b + 1]
+    # Weighted impurity decrease (scikit-learn's definition, over all children).
+    if kind == KIND_NUMERIC and not fractional and absolute is None:
+        wl = best[R_WLEFT]
+        wr = wn - wl
+        for q in range(S):
+            cstats[q] = nstats[q] - best_left[q]
+        imp_l = node_impurity(best_left, wl, crit)
+        imp_r = node_impurity(cstats, wr, crit)
+        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+                                           imp_r)
+    else:
+        dec = imp
+        for b in range(k - 1, -1, -1):
+            wc, ic = _child_impurity(data, kid_lo[b], kid_hi[b], crit, cstats, absolute, afs,
+                                     ajs)
+            dec -= (wc / wn) * ic
+        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        return 0, arena_top - starts[k] if fractional else arena_top
+    ti[node, N_FEATURE] = f
+    ti[node, N_NB] = k
+    ti[node, N_MB] = mb
+    ti[node, N_KIND] = kind
+    ti[node, N_SEEN] = 1 if nm > 0 else 0
+    tf[node, T_THRESHOLD] = thr
+    tf[node, T_IMPROVEMENT] = improvement
+    return k, arena_top
+
+
+@tiny
+def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
+                    fparams, work, absolute):
+    """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""
+    nstats = work[3]
+    wn, imp = open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, work[14],
+                        work[15])
+    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+        return False, nconst, wn, imp
+    found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams,
+                                 fparams, work, absolute)
+    return found, n_total, wn, imp
+
+
+@njit
+def _grow_lists(V, I, C, R, W, need):
+    """The sorted lists with room for ``need`` entries (the arena of fractional splits)."""
+    cap = max(need, 2 * V.shape[1])
+    V2 = _widen(V, cap)
+    I2 = _widen(I, cap)
+    return V2, I2, _widen_opt(C, cap), _widen_opt(R, cap), _widen_opt(W, cap)
+
+
+def _widen_opt(a, cap):  # pragma: no cover - replaced by the overload below in kernels
+    return None if a is None else _widen(a, cap)
+
+
+@overload(_widen_opt)
+def _widen_opt_impl(a, cap):
+    # Typed per argument: an absent list stays ``None`` (not Optional), so the grower keeps
+    # one signature; ``None if a is None else ...`` in a kernel would make every list
+    # Optional and compile the whole search chain a second time.
+    if isinstance(a, types.NoneType):
+        return lambda a, cap: None
+    return lambda a, cap: _widen(a, cap)
+
+
+@njit
+def _widen(a, cap):
+    out = np.empty((a.shape[0], cap), dtype=a.dtype)
+    for f in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            out[f, i] = a[f, i]
+    return out
+
+
+@njit
+def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
+           kid_lo, kid_hi, absolute):
+    """:func:`split_node`, growing the lists when a fractional split needs more room."""
+    k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
+                              crit, fparams, work, kid_lo, kid_hi, absolute)
+    if k == NEED_ARENA:
+        V, I, C, R, W = data
+        data = _grow_lists(V, I, C, R, W, gs[G_NEED])
+        k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
+                                  imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+    return data, k, arena_top
+
+
+@njit
+def _room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
+    """The node table and level-map store with room for ``extra_nodes`` more nodes and one
+    more level map."""
+    need = gs[G_NODES] + extra_nodes
+    if need > ti.shape[0]:
+        ti = grow_rows(ti, need)
+        tf = grow_rows(tf, need)
+        tv = grow_rows(tv, need)
+    if gs[G_CATS] + n_codes_max > cats.shape[0]:
+        cats = grow_vector(cats, gs[G_CATS] + n_codes_max)
+    return ti, tf, tv, cats
+
+
+@njit
+def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
+                     fparams, work, kid_lo, kid_hi, absolute):
+    """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
+    is done. Returns the arrays that may have been reallocated."""
+    budget = iparams[P_CHUNK]
+    n_codes = cfg[1]
+    kmax = kid_lo.shape[0]
+    codes_max = work[5].shape[0]
+    lut = np.zeros(0, dtype=np.int64)
+    while gs[G_TOP] > 0 and budget > 0:
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        if gs[G_TOP] + kmax > stack.shape[0]:
+            stack = grow_rows(stack, gs[G_TOP] + kmax)
+        top = gs[G_TOP] - 1
+        gs[G_TOP] = top
+        lo = stack[top, S_LO]
+        hi = stack[top, S_HI]
+        depth = stack[top, S_DEPTH]
+        nconst = stack[top, S_NCONST]
+        arena_top = stack[top, S_ARENA]
+        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
+                        nconst)
+        budget -= (hi - lo) * n_codes.shape[0] + 64
+        found, n_total, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi,
+                                                  depth, nconst, crit, iparams, fparams, work,
+                                                  absolute)
+        if not found:
+            continue
+        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
+                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+        if k == 0:
+            make_leaf(ti, tf, node)
+            continue
+        if ti[node, N_KIND] != KIND_NUMERIC:
+            store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, N_FEATURE]], lut)
+        for b in range(k - 1, -1, -1):
+            push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top, -1)
+    if gs[G_TOP] == 0:
+        gs[G_DONE] = 1
+    return data, ti, tf, tv, cats, stack
+
+
+@njit
+def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, iparams,
+                    fparams, work, kid_lo, kid_hi, absolute):
+    """Best-first growth up to ``max_leaf_nodes`` leaves (a multiway split adds ``k - 1``),
+    until the heap is empty or the chunk's work is done. A node is searched and partitioned
+    when it is created (scikit-learn's frontier holds nodes with their best split); its
+    children's ranges wait in ``kids`` until it is expanded."""
+    budget = iparams[P_CHUNK]
+    limit = iparams[P_MAX_LEAF_NODES]
+    kmax = kid_lo.shape[0]
+    codes_max = work[5].shape[0]
+    if gs[G_NODES] == 0:
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        node = new_node(ti, tf, gs, -1, 0, 0, 0, gs[G_ARENA], 0)
+        data, cats, kids, heap = _open_best_first(
+            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, 0, gs[G_ARENA],
+            0, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
+        gs[G_LEAVES] = 1
+    while gs[G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
+        gs[G_HEAP] = size
+        k = ti[node, N_NB]
+        if k == 0:
+            continue
+        if gs[G_LEAVES] + k - 1 > limit:
+            make_leaf(ti, tf, node)
+            continue
+        gs[G_LEAVES] += k - 1
+        off = ti[node, N_KIDS]
+        depth = ti[node, N_DEPTH]
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
+        for b in range(k):
+            lo = kids[off + b, 0]
+            hi = kids[off + b, 1]
+            budget -= (hi - lo) * cfg[1].shape[0] + 64
+            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, 0)
+            data, cats, kids, heap = _open_best_first(
+                data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, child, lo, hi,
+                depth + 1, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
+    if gs[G_HEAP] == 0:
+        gs[G_DONE] = 1
+    _ = kmax
+    return data, ti, tf, tv, cats, kids, heap
+
+
+@njit
+def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, lo, hi,
+                     depth, crit, iparams, fparams, work, kid_lo, kid_hi, absolute):
+    """Open, search and split a new node of best-first growth and put it on the heap (leaves
+    too, with improvement 0, as scikit-learn's frontier holds them)."""
+    arena_top = gs[G_ARENA]
+    k = 0
+    found, _, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, 0,
+                                        crit, iparams, fparams, work, absolute)
+    if found:
+        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
+                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+    gs[G_ARENA] = arena_top
+    if k == 0:
+        make_leaf(ti, tf, node)
+        tf[node, T_IMPROVEMENT] = 0.0
+    else:
+        if ti[node, N_KIND] != KIND_NUMERIC:
+            store_cats(cats, gs, ti, node, work[5], cfg[1][ti[node, N_FEATURE]],
+                       np.zeros(0, dtype=np.int64))
+        off = gs[G_KIDS]
+        kids = grow_rows(kids, off + k)
+        for b in range(k):
+            kids[off + b, 0] = kid_lo[b]
+            kids[off + b, 1] = kid_hi[b]
+        ti[node, N_KIDS] = off
+        gs[G_KIDS] = off + k
+    heap = grow_vector(heap, gs[G_HEAP] + 1)
+    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+    return data, cats, kids, heap

@@ -1,0 +1,761 @@
+"""The compiled node loop of the histogram splitter, for numeric data and tables alike.
+
+The same loop as :mod:`treelearn.engine.grow_exact` (scikit-learn's feature draw and growth
+orders, the same stopping rules, missing-value modes, categorical splits, C4.5's rules and the
+statistical selection; a multiway split makes ``k`` children), on the data layout of
+:mod:`treelearn.engine.hist`: rows grouped by node in two buffers, per-node histograms.
+
+Histograms live in a pool of slots bounded by a memory budget (:data:`HIST_POOL_BYTES`):
+
+* a node that has none builds it from its rows; a *small* node (fewer rows x features than
+  the histogram has bins) builds it in a slot kept clean and clears it again by the same rows,
+  so that its cost stays proportional to its rows (most nodes of a deep tree are small);
+* after a split, the child with the most rows inherits the parent's histogram minus its
+  siblings': each sibling that will need one of its own is built from its rows into a new slot
+  and subtracted; a small sibling's rows are subtracted one by one instead;
+* a child waits on the stack (or heap) with its histogram only while two slots stay free;
+  otherwise it rebuilds it when its turn comes, so the pool never runs dry;
+* C4.5's fractional splits put rows into several children: their children build their own.
+
+Large nodes build histograms and move rows on all threads (compiled only for fits large enough
+to use them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from .abserr import abs_rows, search_rows_abs
+from .config import EPSILON, PARALLEL_MIN_WORK, njit, noref, tiny
+from .criteria import ENTROPY, GAIN_RATIO, SQUARED_ERROR, impurity_improvement, node_impurity
+from .grow_exact import (
+    COST_NONE,
+    F_FEAT,
+    F_GAIN,
+    F_INFO,
+    F_LOGP,
+    F_OK,
+    F_SCORE,
+    NEED_ARENA,
+    SELECT_TEST,
+    _choose,
+    _room,
+    cost_score,
+)
+from .hist import (
+    clear_rows,
+    hist_node,
+    hist_node_parallel,
+    hist_rows,
+    mark_rows,
+    move_rows,
+    move_rows_parallel,
+    node_bins,
+    rows_stats,
+    shares_of,
+    subtract,
+    summarize_hist,
+)
+from .levels import (
+    KIND_NUMERIC,
+    N_RES,
+    R_HI,
+    R_KIND,
+    R_LO,
+    R_MB,
+    R_NB,
+    R_REAL,
+    R_SCORE,
+    R_SPLITINFO,
+    R_THR,
+    R_TRIES,
+    search_summary,
+)
+from .nodes import (
+    G_ARENA,
+    G_DONE,
+    G_HEAP,
+    G_KIDS,
+    G_LEAVES,
+    G_NEED,
+    G_NODES,
+    G_TOP,
+    N_DEPTH,
+    N_FEATURE,
+    N_KIDS,
+    N_KIND,
+    N_MB,
+    N_NB,
+    N_NSAMP,
+    N_SEEN,
+    N_SLOT,
+    P_AVERAGE_GAIN,
+    P_CHUNK,
+    P_COST_MODE,
+    P_COST_WEIGHT,
+    P_MAX_DEPTH,
+    P_MAX_FEATURES,
+    P_MAX_LEAF_NODES,
+    P_MIN_COUNT,
+    P_MIN_IMPURITY_DECREASE,
+    P_MIN_LEAF,
+    P_MIN_SPLIT,
+    P_MIN_WEIGHT_LEAF,
+    P_MODE,
+    P_MULTIWAY,
+    P_PENALTY,
+    P_SELECTION,
+    P_SMOOTH,
+    P_TOTAL_WEIGHT,
+    S_ARENA,
+    S_BRANCH,
+    S_DEPTH,
+    S_HI,
+    S_LO,
+    S_NCONST,
+    S_PARENT,
+    S_SLOT,
+    T_IMPROVEMENT,
+    T_IMPURITY,
+    T_THRESHOLD,
+    T_WEIGHT,
+    grow_rows,
+    grow_vector,
+    heap_pop,
+    heap_push,
+    make_leaf,
+    new_node,
+    push,
+    splittable,
+    store_cats,
+)
+from .random import draw_finish, draw_next, draw_result, draw_start
+from .selection import rows_log_pvalue
+
+#: Memory the histogram pool may take (pages are touched only as slots are used).
+HIST_POOL_BYTES = 64 * 2**20
+
+
+# -- the pool of histogram slots -------------------------------------------------------------
+
+
+@noref
+def _take(free, nfree):
+    if nfree[0] == 0:
+        return -1
+    nfree[0] -= 1
+    return free[nfree[0]]
+
+
+@noref
+def _release(free, nfree, slot):
+    if slot >= 0:
+        free[nfree[0]] = slot
+        nfree[0] += 1
+
+
+@noref
+def _keep(free, nfree, slot):
+    """A waiting node keeps its histogram only if two slots stay free (the working reserve)."""
+    if slot >= 0 and nfree[0] < 2:
+        _release(free, nfree, slot)
+        return -1
+    return slot
+
+
+@noref
+def _small(n, p, pool):
+    """Whether a node of ``n`` rows is small: building its histogram from its rows (and
+    clearing it again) costs less than zeroing or subtracting a whole histogram."""
+    return n * p < pool.shape[1]
+
+
+@njit
+def _side(bufs, d):
+    """The row buffers of parity ``d``: (bins, class codes, targets, weights, uint64 view).
+
+    Kernels compiled without reference counting call :func:`_side_nr` instead: a kernel that
+    returns arrays must count references exactly when its caller does, and Numba keeps one
+    compiled version per argument types whatever the caller's flags (and one cache entry per
+    Python function), so the two must be two functions."""
+    B0, B1, C0, C1, R0, R1, W0, W1, V0, V1 = bufs
+    if d == 0:
+        return B0, C0, R0, W0, V0
+    return B1, C1, R1, W1, V1
+
+
+@noref
+def _side_nr(bufs, d):
+    """:func:`_side` for kernels without reference counting."""
+    B0, B1, C0, C1, R0, R1, W0, W1, V0, V1 = bufs
+    if d == 0:
+        return B0, C0, R0, W0, V0
+    return B1, C1, R1, W1, V1
+
+
+@njit
+def _build(bufs, d, lo, hi, hist, lay, sq, priv):
+    """``hist`` = the histogram of rows ``[lo, hi)`` of buffer ``d`` (on all threads for large
+    nodes when ``priv`` is given)."""
+    B, C, R, W, _ = _side(bufs, d)
+    hoff, nbins, fcol, fwide = lay
+    if priv is not None:
+        if (hi - lo) * (hoff.shape[0] - 1) >= PARALLEL_MIN_WORK and hi - lo >= 2 * hist.shape[0]:
+            hist_node_parallel(B, C, R, W, lo, hi, hist, priv, hoff, fcol, fwide, sq)
+            return
+    hist_node(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq)
+
+
+@njit
+def _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv):
+    """The histogram of a node that has none: returns its slot (the clean slot, the pool's
+    last, for a small node or when the pool is exhausted: the caller clears it)."""
+    hoff, nbins, fcol, fwide = lay
+    p = hoff.shape[0] - 1
+    clean = pool.shape[0] - 1
+    slot = -1
+    if not _small(hi - lo, p, pool):
+        slot = _take(free, nfree)
+    if slot < 0:
+        B, C, R, W, _ = _side(bufs, d)
+        hist_rows(B, C, R, W, lo, hi, pool[clean], hoff, fcol, fwide, 1.0, sq)
+        return clean
+    _build(bufs, d, lo, hi, pool[slot], lay, sq, priv)
+    return slot
+
+
+@noref
+def _clear(bufs, d, lo, hi, pool, lay):
+    B, C, R, W, _ = _side_nr(bufs, d)
+    hoff, nbins, fcol, fwide = lay
+    clear_rows(B, lo, hi, pool[pool.shape[0] - 1], hoff, fcol, fwide)
+
+
+@njit
+def children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
+                   kid_slot, n_parent):
+    """Histograms of the children (rows in buffer ``d``) from the parent's in ``slot``: the
+    child with the most rows among those that ``need`` one inherits the parent's minus its
+    siblings' (each built into a new slot if it needs one and is not small, else its rows
+    subtracted); the others get theirs later. Writes ``kid_slot`` (-1: none).
+
+    A split with fractional rows (C4.5: a row in every child, ``n_parent`` rows in all) gives
+    no histogram by subtraction: the weights would subtract (the shares sum to one) but the
+    row counts would not, so every child builds its own."""
+    hoff, nbins, fcol, fwide = lay
+    p = hoff.shape[0] - 1
+    n_kids = 0
+    for b in range(k):
+        kid_slot[b] = -1
+        n_kids += kid_hi[b] - kid_lo[b]
+    if n_kids != n_parent:
+        _release(free, nfree, slot)
+        return
+    big = -1
+    for b in range(k):
+        if need[b] and (big < 0 or kid_hi[b] - kid_lo[b] > kid_hi[big] - kid_lo[big]):
+            big = b
+    if slot < 0 or big < 0:
+        _release(free, nfree, slot)
+        return
+    B, C, R, W, _ = _side(bufs, d)
+    for b in range(k):
+        if b == big:
+            continue
+        lo = kid_lo[b]
+        hi = kid_hi[b]
+        t = -1
+        if need[b] and not _small(hi - lo, p, pool):
+            t = _take(free, nfree)
+        if t >= 0:
+            _build(bufs, d, lo, hi, pool[t], lay, sq, priv)
+            subtract(pool[slot], pool[t])
+            kid_slot[b] = _keep(free, nfree, t)
+        else:
+            hist_rows(B, C, R, W, lo, hi, pool[slot], hoff, fcol, fwide, -1.0, sq)
+    kid_slot[big] = _keep(free, nfree, slot)
+
+
+# -- search ----------------------------------------------------------------------------------
+
+
+@tiny
+def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
+                    crit, imp, iparams, fparams, need_real, fmap, out, absolute, afs, ajs,
+                    classification, weighted):
+    """One feature's best split at the node from its histogram (or, for absolute error, from
+    its rows)."""
+    hoff, nbins, fcol, fwide = lay
+    is_cat, n_codes, n_levels = cfg
+    mode = iparams[P_MODE]
+    nb = nbins[f]
+    if absolute is not None:
+        B, C, R, W, _ = _side_nr(bufs, d)
+        return search_rows_abs(B, R, W, lo, hi, fcol[f], fwide[f] != 0, nb, is_cat[f],
+                               n_codes[f], imp, mode, iparams[P_MULTIWAY] != 0,
+                               iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs,
+                               ajs, edges, f)
+    n_order = -1
+    if n_small:
+        B, C, R, W, _ = _side_nr(bufs, d)
+        n_order = node_bins(B, lo, hi, fcol[f], fwide[f] != 0, order)
+    u, mw, mn = summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw,
+                               order, n_order)
+    usable = search_summary(st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
+                            iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
+                            fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
+                            fparams[P_SMOOTH], fmap, n_codes[f], out)
+    if out[R_SCORE] > -np.inf and out[R_KIND] == KIND_NUMERIC:
+        out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
+    return usable
+
+
+@noref
+def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, costs, wn, imp,
+                     crit, iparams, fparams, work, absolute, classification, weighted):
+    """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`); returns
+    ``(found, n_constants)`` with the winner in ``work``."""
+    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
+     rng, afs, ajs, order) = work
+    is_cat = cfg[0]
+    hoff, nbins, fcol, fwide = lay
+    n_features = perm.shape[0]
+    cost_mode = iparams[P_COST_MODE]
+    select_test = iparams[P_SELECTION] == SELECT_TEST
+    avg_gain = iparams[P_AVERAGE_GAIN] != 0
+    penalty = iparams[P_PENALTY] != 0
+    rules = avg_gain or penalty or select_test
+    need_real = cost_mode != COST_NONE or rules
+    draw_start(draw, n_features, nconst)
+    m = 0
+    best_score = -np.inf
+    found = False
+    while True:
+        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        if f < 0:
+            break
+        fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+        usable = _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order,
+                                 n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
+                                 absolute, afs, ajs, classification, weighted)
+        draw_result(draw, perm, usable)
+        if not usable or out[R_SCORE] == -np.inf:
+            continue
+        if rules:
+            fres[m, F_FEAT] = f
+            fres[m, F_SCORE] = out[R_REAL]
+            fres[m, F_GAIN] = out[2]
+            fres[m, F_INFO] = out[R_SPLITINFO]
+            fres[m, F_OK] = 1.0
+            if penalty and out[R_KIND] == KIND_NUMERIC and out[R_TRIES] > 0:
+                fres[m, F_GAIN] -= math.log(out[R_TRIES]) / math.log(2.0) / wn
+                if fres[m, F_GAIN] <= 0.0:
+                    fres[m, F_OK] = 0.0
+                if crit == GAIN_RATIO:
+                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[R_SPLITINFO] \
+                        if out[R_SPLITINFO] > 0.0 else -np.inf
+                else:
+                    fres[m, F_SCORE] = fres[m, F_GAIN]
+            if select_test:
+                B, C, R, W, _ = _side_nr(bufs, d)
+                fres[m, F_LOGP] = rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0,
+                                                  nbins[f], is_cat[f], nstats, wn, st, ws, iw)
+            m += 1
+            continue
+        sc = out[R_SCORE]
+        if cost_mode != COST_NONE:
+            sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
+        if sc > best_score:
+            best_score = sc
+            found = True
+            for q in range(N_RES):
+                best[q] = out[q]
+            best[R_SCORE] = f
+            if out[R_KIND] != KIND_NUMERIC:
+                for c in range(nbins[f]):
+                    best_map[c] = fmap[c]
+    n_total = draw_finish(draw, perm, const_feats)
+    if not rules:
+        return found, n_total
+    winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
+    if winner < 0:
+        return False, n_total
+    f = int(fres[winner, F_FEAT])
+    fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+    _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
+                    fcrit, imp, iparams, fparams, True, fmap, out, absolute, afs, ajs,
+                    classification, weighted)
+    for q in range(N_RES):
+        best[q] = out[q]
+    best[R_SCORE] = f
+    if out[R_KIND] != KIND_NUMERIC:
+        for c in range(nbins[f]):
+            best_map[c] = fmap[c]
+    return True, n_total
+
+
+# -- one node --------------------------------------------------------------------------------
+
+
+@noref
+def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
+    """The node's statistics, weight, impurity and value from its rows."""
+    B, C, R, W, _ = _side_nr(bufs, d)
+    wn = rows_stats(C, R, W, lo, hi, nstats)
+    if absolute is not None:
+        imp, med = abs_rows(R, W, lo, hi, wn, afs, ajs)
+        tv[node, 0] = med
+    else:
+        imp = node_impurity(nstats, wn, crit)
+        if crit == SQUARED_ERROR:
+            tv[node, 0] = nstats[0] / wn
+        else:
+            for k in range(nstats.shape[0]):
+                tv[node, k] = nstats[k] / wn
+    tf[node, T_IMPURITY] = imp
+    tf[node, T_WEIGHT] = wn
+    return wn, imp
+
+
+@njit
+def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
+               buffers, lay, kid_lo, kid_hi, absolute, tcounts):
+    """Move the node's rows (buffer ``d``) into its children's ranges of the other buffer by
+    its best split; record the split. Returns ``(k, arena_top)`` like
+    :func:`treelearn.engine.grow_exact.split_node`."""
+    best = work[7]
+    best_map = work[5]
+    cstats = work[8]
+    afs = work[14]
+    ajs = work[15]
+    bmark, counts, starts, shares, pos = buffers
+    hoff, nbins, fcol, fwide = lay
+    f = int(best[R_SCORE])
+    kind = int(best[R_KIND])
+    k = int(best[R_NB])
+    mb = int(best[R_MB])
+    lo_bin = int(best[R_LO])
+    thr = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    Bs, Cs, Rs, Ws, Vs = _side(bufs, d)
+    Bd, Cd, Rd, Wd, Vd = _side(bufs, 1 - d)
+    nb = nbins[f]
+    n_all = mark_rows(Bs, lo, hi, fcol[f], fwide[f] != 0, nb, kind, lo_bin, mb, best_map, bmark,
+                      counts, k)
+    seen = counts[k] > 0
+    fractional = n_all > 0
+    starts[0] = 0
+    for b in range(k):
+        starts[b + 1] = starts[b] + counts[b] + n_all
+    base = lo
+    if fractional:
+        need = arena_top + starts[k]
+        if need > Bs.shape[0]:
+            gs[G_NEED] = need
+            return NEED_ARENA, arena_top
+        shares_of(Ws, lo, hi, bmark, k, shares)
+        base = arena_top
+        arena_top = need
+    for b in range(k):
+        pos[b] = base + starts[b]
+    if (not fractional and tcounts is not None and (hi - lo) * Vs.shape[1]
+            >= 4 * PARALLEL_MIN_WORK):
+        for b in range(k):
+            counts[b] = base + starts[b]
+        move_rows_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k, tcounts)
+    else:
+        move_rows(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, pos, shares, k)
+    for b in range(k):
+        kid_lo[b] = base + starts[b]
+        kid_hi[b] = base + starts[b + 1]
+    # Weighted impurity decrease (scikit-learn's definition, over all children). Two-way
+    # splits use the exact splitter's formula and its right = parent - left, so that a
+    # split of zero improvement rounds the same way in both splitters.
+    if k == 2 and n_all == 0 and absolute is None:
+        nstats = work[3]
+        wl = rows_stats(Cd, Rd, Wd, kid_lo[0], kid_hi[0], cstats)
+        imp_l = node_impurity(cstats, wl, crit)
+        for q in range(cstats.shape[0]):
+            cstats[q] = nstats[q] - cstats[q]
+        wr = wn - wl
+        imp_r = node_impurity(cstats, wr, crit)
+        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+                                           imp_r)
+    else:
+        dec = imp
+        for b in range(k - 1, -1, -1):
+            wc = rows_stats(Cd, Rd, Wd, kid_lo[b], kid_hi[b], cstats)
+            if absolute is not None:
+                ic, _ = abs_rows(Rd, Wd, kid_lo[b], kid_hi[b], wc, afs, ajs)
+            else:
+                ic = node_impurity(cstats, wc, crit)
+            dec -= (wc / wn) * ic
+        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        return 0, arena_top - starts[k] if fractional else arena_top
+    ti[node, N_FEATURE] = f
+    ti[node, N_NB] = k
+    ti[node, N_MB] = mb
+    ti[node, N_KIND] = kind
+    ti[node, N_SEEN] = 1 if seen else 0
+    tf[node, T_THRESHOLD] = thr
+    tf[node, T_IMPROVEMENT] = improvement
+    return k, arena_top
+
+
+@njit
+def _grow_bufs(B0, B1, C0, C1, R0, R1, W0, W1, need):
+    """The row buffers with room for ``need`` rows (the arena of fractional splits)."""
+    cap = max(need, 2 * B0.shape[0])
+    nB0 = _rows2(B0, cap)
+    nB1 = _rows2(B1, cap)
+    nC0 = _rows1_opt(C0, cap)
+    nC1 = _rows1_opt(C1, cap)
+    nR0 = _rows1_opt(R0, cap)
+    nR1 = _rows1_opt(R1, cap)
+    nW0 = _rows1_opt(W0, cap)
+    nW1 = _rows1_opt(W1, cap)
+    return (nB0, nB1, nC0, nC1, nR0, nR1, nW0, nW1, nB0.view(np.uint64), nB1.view(np.uint64))
+
+
+def _rows1_opt(a, cap):  # pragma: no cover - replaced by the overload below in kernels
+    return None if a is None else _rows1(a, cap)
+
+
+@overload(_rows1_opt)
+def _rows1_opt_impl(a, cap):
+    # An absent buffer stays ``None`` rather than becoming Optional, which would compile the
+    # node loop a second time (see ``grow_exact._widen_opt``).
+    if isinstance(a, types.NoneType):
+        return lambda a, cap: None
+    return lambda a, cap: _rows1(a, cap)
+
+
+@njit
+def _rows2(a, cap):
+    out = np.empty((cap, a.shape[1]), dtype=a.dtype)
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[i, c] = a[i, c]
+    return out
+
+
+@njit
+def _rows1(a, cap):
+    out = np.empty(cap, dtype=a.dtype)
+    for i in range(a.shape[0]):
+        out[i] = a[i]
+    return out
+
+
+@njit
+def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+             nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+             buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
+    """Open, search and split one node. Returns ``(bufs, k, n_constants, arena_top, slot)``
+    (``k == 0``: a leaf; ``slot``: the node's histogram, kept for its children)."""
+    wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work[3], absolute, work[14],
+                        work[15])
+    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+        _release(free, nfree, slot)
+        return bufs, 0, nconst, arena_top, -1
+    hoff = lay[0]
+    p = hoff.shape[0] - 1
+    clean = pool.shape[0] - 1
+    if absolute is None and slot < 0:
+        slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
+    n_small = slot == clean and _small(hi - lo, p, pool)
+    found, n_total = search_node_hist(bufs, d, lo, hi, nconst, pool[max(slot, 0)], n_small, lay,
+                                      edges, cfg, costs, wn, imp, crit, iparams, fparams, work,
+                                      absolute, classification, weighted)
+    if slot == clean:
+        _clear(bufs, d, lo, hi, pool, lay)
+        slot = -1
+    if not found:
+        _release(free, nfree, slot)
+        return bufs, 0, n_total, arena_top, -1
+    k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
+                              fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts)
+    if k == NEED_ARENA:
+        bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6],
+                          bufs[7], gs[G_NEED])
+        k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
+                                  fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
+                                  tcounts)
+    if k == 0:
+        _release(free, nfree, slot)
+        return bufs, 0, n_total, arena_top, -1
+    return bufs, k, n_total, arena_top, slot
+
+
+@noref
+def max_levels(n_levels):
+    m = 1
+    for f in range(n_levels.shape[0]):
+        m = max(m, n_levels[f])
+    return m
+
+
+@noref
+def _may_split(n, depth, iparams):
+    """Whether a child of ``n`` rows at ``depth`` can pass the size and depth rules."""
+    return (depth < iparams[P_MAX_DEPTH] and n >= iparams[P_MIN_SPLIT]
+            and n >= 2 * iparams[P_MIN_LEAF])
+
+
+@njit
+def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack,
+                          gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams, work,
+                          buffers, kid_lo, kid_hi, kid_slot, need, absolute, classification,
+                          weighted, sq):
+    """Depth-first growth (preorder numbering) until the stack is empty or the chunk's work is
+    done. Returns the arrays that may have been reallocated."""
+    budget = iparams[P_CHUNK]
+    n_levels = cfg[2]
+    p = n_levels.shape[0]
+    kmax = kid_lo.shape[0]
+    codes_max = max_levels(n_levels)
+    while gs[G_TOP] > 0 and budget > 0:
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        if gs[G_TOP] + kmax > stack.shape[0]:
+            stack = grow_rows(stack, gs[G_TOP] + kmax)
+        top = gs[G_TOP] - 1
+        gs[G_TOP] = top
+        lo = stack[top, S_LO]
+        hi = stack[top, S_HI]
+        depth = stack[top, S_DEPTH]
+        nconst = stack[top, S_NCONST]
+        arena_top = stack[top, S_ARENA]
+        slot = stack[top, S_SLOT]
+        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
+                        nconst)
+        budget -= (hi - lo) * p + 64
+        d = depth & 1
+        bufs, k, n_total, arena_top, slot = _process(
+            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+            nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+            buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+        if k == 0:
+            make_leaf(ti, tf, node)
+            continue
+        f = ti[node, N_FEATURE]
+        if ti[node, N_KIND] != KIND_NUMERIC:
+            store_cats(cats, gs, ti, node, work[5], n_levels[f],
+                       luts[lutoff[f]:lutoff[f + 1]])
+        for b in range(k):
+            need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
+        if absolute is None:
+            children_hists(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay,
+                           sq, priv, kid_slot, ti[node, N_NSAMP])
+        else:
+            for b in range(k):
+                kid_slot[b] = -1
+        for b in range(k - 1, -1, -1):
+            push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
+                 kid_slot[b])
+    if gs[G_TOP] == 0:
+        gs[G_DONE] = 1
+    return bufs, ti, tf, tv, cats, stack
+
+
+@njit
+def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids,
+                         heap, gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams,
+                         work, buffers, kid_lo, kid_hi, kid_slot, need, absolute,
+                         classification, weighted, sq):
+    """Best-first growth up to ``max_leaf_nodes`` leaves; a node is searched and its rows
+    moved when it is created, its children made (and their histograms derived from its own,
+    kept while it waits when the pool allows) when it is expanded."""
+    budget = iparams[P_CHUNK]
+    limit = iparams[P_MAX_LEAF_NODES]
+    p = cfg[2].shape[0]
+    codes_max = max_levels(cfg[2])
+    if gs[G_NODES] == 0:
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        node = new_node(ti, tf, gs, -1, 0, 0, 0, gs[G_ARENA], 0)
+        bufs, cats, kids, heap = _open_best_first(
+            bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, 0, gs[G_ARENA], 0, -1,
+            pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
+            work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+        gs[G_LEAVES] = 1
+    while gs[G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
+        gs[G_HEAP] = size
+        k = ti[node, N_NB]
+        slot = ti[node, N_SLOT]
+        ti[node, N_SLOT] = -1
+        if k == 0:
+            _release(free, nfree, slot)
+            continue
+        if gs[G_LEAVES] + k - 1 > limit:
+            _release(free, nfree, slot)
+            make_leaf(ti, tf, node)
+            continue
+        gs[G_LEAVES] += k - 1
+        off = ti[node, N_KIDS]
+        depth = ti[node, N_DEPTH]
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
+        for b in range(k):
+            kid_lo[b] = kids[off + b, 0]
+            kid_hi[b] = kids[off + b, 1]
+            need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
+        if absolute is None:
+            children_hists(bufs, (depth + 1) & 1, slot, k, kid_lo, kid_hi, need, pool, free,
+                           nfree, lay, sq, priv, kid_slot, ti[node, N_NSAMP])
+        else:
+            for b in range(k):
+                kid_slot[b] = -1
+        for b in range(k):
+            # kid_lo/kid_hi are reused by the children's own splits: read from ``kids``
+            lo = kids[off + b, 0]
+            hi = kids[off + b, 1]
+            cslot = kid_slot[b]
+            budget -= (hi - lo) * p + 64
+            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, 0)
+            bufs, cats, kids, heap = _open_best_first(
+                bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, child, lo, hi, depth + 1,
+                cslot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
+                fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+    if gs[G_HEAP] == 0:
+        gs[G_DONE] = 1
+    return bufs, ti, tf, tv, cats, kids, heap
+
+
+@njit
+def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, depth,
+                     slot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit,
+                     iparams, fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
+                     weighted, sq):
+    """Open, search and split a new node of best-first growth and put it on the heap (leaves
+    too, with improvement 0, as scikit-learn's frontier holds them)."""
+    d = depth & 1
+    bufs, k, _, arena_top, slot = _process(
+        bufs, d, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, gs[G_ARENA], pool,
+        free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+        buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+    gs[G_ARENA] = arena_top
+    if k == 0:
+        make_leaf(ti, tf, node)
+        tf[node, T_IMPROVEMENT] = 0.0
+    else:
+        f = ti[node, N_FEATURE]
+        if ti[node, N_KIND] != KIND_NUMERIC:
+            store_cats(cats, gs, ti, node, work[5], cfg[2][f], luts[lutoff[f]:lutoff[f + 1]])
+        off = gs[G_KIDS]
+        kids = grow_rows(kids, off + k)
+        for b in range(k):
+            kids[off + b, 0] = kid_lo[b]
+            kids[off + b, 1] = kid_hi[b]
+        ti[node, N_KIDS] = off
+        gs[G_KIDS] = off + k
+        ti[node, N_SLOT] = _keep(free, nfree, slot)
+    heap = grow_vector(heap, gs[G_HEAP] + 1)
+    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+    return bufs, cats, kids, heap
+
+
+__all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES", "G_NODES",
+           "P_MAX_LEAF_NODES", "R_MB", "R_NB", "P_MIN_SPLIT"]

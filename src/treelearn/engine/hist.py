@@ -1,0 +1,347 @@
+"""The histogram splitter's kernels: bin matrix, histograms, summaries of bins, row moves.
+
+**Bins.** Every feature is a column of small integers: a numeric feature's bin (quantile bins
+of :class:`treelearn.engine.binning.Binner`, or one per value when it has few), a categorical
+feature's level (its code; features with more than 255 levels take two bytes, the most
+frequent 65,535 levels at most keep their own bin), and for both the *missing bin* right
+after the value bins. The matrix is uint8, row-major (one row of a few dozen bytes per
+sample), features with one byte first, two-byte ones after them, rows padded to a multiple of
+eight bytes so that a row moves as a few words.
+
+**Rows grouped by node.** Every open node owns a contiguous range of rows of one of two
+buffers (its depth's parity); splitting copies the rows, stably, into the same range of the
+other buffer, branch after branch, with their class codes or targets and weights. C4.5's
+fractional cases (a row whose split value is missing) are copied into every child with their
+share of the weight; such children go to fresh space at the end of the buffers (the arena).
+Histograms are therefore built by reading memory sequentially, whatever the depth.
+
+**Histograms** are flat: feature ``f`` owns rows ``hoff[f] .. hoff[f] + nbins[f]`` (the last
+one the missing bin) of a ``(n_bins_total, H)`` array, so that a feature with 5 values costs
+6 rows, not 256. Columns: the weight of each class (classification), or the weight, the
+weighted sum of targets and, when asked, of squared targets (regression); with sample weights
+one more column counts rows (for ``min_samples_leaf``). A node's histogram is the parent's
+minus its siblings' (built from their rows, or subtracted row by row when they are small).
+
+A feature's histogram becomes the per-level summary that :mod:`treelearn.engine.levels`
+searches: bins present, in increasing order, and the missing bin apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import noref, pjit, prange
+from .levels import I_UCODE, I_UN, SR_ENTRIES, SR_MISS, W_UW
+
+# Slots of a fit's histogram layout ``lay`` (int64): per feature, its first histogram row,
+# number of value bins, first column in the bin matrix and width (1 or 2 bytes).
+
+
+@noref
+def row_bin(B, i, col, wide):
+    """The bin of row ``i`` of a feature stored at column ``col`` (two bytes when ``wide``)."""
+    b = np.int64(B[i, col])
+    if wide:
+        b += np.int64(B[i, col + 1]) << 8
+    return b
+
+
+@noref
+def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
+    """Add (``sign`` +1) or remove (-1) rows ``[lo, hi)`` to ``hist`` (see module doc);
+    ``sq``: regression histograms have the column of squared targets."""
+    p = hoff.shape[0] - 1
+    H = hist.shape[1]
+    cnt = H - 1
+    for i in range(lo, hi):
+        x = sign
+        if W is not None:
+            x = sign * W[i]
+        if C is not None:
+            k = C[i]
+            for f in range(p):
+                b = np.int64(B[i, fcol[f]])
+                if fwide[f]:
+                    b += np.int64(B[i, fcol[f] + 1]) << 8
+                r = hoff[f] + b
+                hist[r, k] += x
+                if W is not None:
+                    hist[r, cnt] += sign
+        if R is not None:
+            y = R[i]
+            xy = x * y
+            xyy = xy * y
+            for f in range(p):
+                b = np.int64(B[i, fcol[f]])
+                if fwide[f]:
+                    b += np.int64(B[i, fcol[f] + 1]) << 8
+                r = hoff[f] + b
+                hist[r, 0] += x
+                hist[r, 1] += xy
+                if sq:
+                    hist[r, 2] += xyy
+                if W is not None:
+                    hist[r, cnt] += sign
+
+
+@noref
+def zero(hist):
+    """``hist[...] = 0`` as loops (array expressions pull in seconds of compilation)."""
+    for r in range(hist.shape[0]):
+        for c in range(hist.shape[1]):
+            hist[r, c] = 0.0
+
+
+@noref
+def clear_rows(B, lo, hi, hist, hoff, fcol, fwide):
+    """Zero the cells of ``hist`` that rows ``[lo, hi)`` touch (undoing :func:`hist_rows` on
+    a histogram that was zero: a small node's cost stays proportional to its rows)."""
+    p = hoff.shape[0] - 1
+    H = hist.shape[1]
+    for i in range(lo, hi):
+        for f in range(p):
+            b = np.int64(B[i, fcol[f]])
+            if fwide[f]:
+                b += np.int64(B[i, fcol[f] + 1]) << 8
+            r = hoff[f] + b
+            for c in range(H):
+                hist[r, c] = 0.0
+
+
+@noref
+def hist_node(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq):
+    """``hist`` = the histogram of rows ``[lo, hi)``, on one thread."""
+    zero(hist)
+    hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, 1.0, sq)
+
+
+@pjit
+def hist_node_parallel(B, C, R, W, lo, hi, hist, priv, hoff, fcol, fwide, sq):
+    """``hist`` = the histogram of rows ``[lo, hi)``: each thread fills a private histogram
+    (``priv[t]``) from its share of the rows; they are then summed."""
+    T = priv.shape[0]
+    chunk = (hi - lo + T - 1) // T
+    for t in prange(T):
+        h = priv[t]
+        zero(h)
+        a = lo + t * chunk
+        b = min(hi, a + chunk)
+        if a < b:
+            hist_rows(B, C, R, W, a, b, h, hoff, fcol, fwide, 1.0, sq)
+    # Summing the private histograms serially costs less than a second parallel region.
+    for r in range(hist.shape[0]):
+        for c in range(hist.shape[1]):
+            s = 0.0
+            for t in range(T):
+                s += priv[t, r, c]
+            hist[r, c] = s
+
+
+@noref
+def subtract(parent, child):
+    """``parent -= child``: the sibling's histogram, without reading its rows."""
+    for r in range(parent.shape[0]):
+        for c in range(parent.shape[1]):
+            parent[r, c] -= child[r, c]
+
+
+@noref
+def node_bins(B, lo, hi, col, wide, order):
+    """The distinct bins of a feature among rows ``[lo, hi)``, increasing, into ``order``;
+    returns how many (an insertion sort: for nodes of a few rows)."""
+    t = 0
+    for i in range(lo, hi):
+        b = row_bin(B, i, col, wide)
+        k = t
+        while k > 0 and order[k - 1] > b:
+            k -= 1
+        if k > 0 and order[k - 1] == b:
+            continue
+        for q in range(t, k, -1):
+            order[q] = order[q - 1]
+        order[k] = b
+        t += 1
+    return t
+
+
+@noref
+def summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw, order, n_order):
+    """The per-level summary of feature ``f`` from its histogram (bins with rows, in
+    increasing order; with ``n_order >= 0`` only the bins ``order[:n_order]``, a small node's
+    bins) into the levels module's workspace; the missing bin into ``st[SR_MISS]``. Returns
+    ``(u, mw, mn)``."""
+    S = st.shape[1]
+    H = hist.shape[1]
+    base = hoff[f]
+    nb = nbins[f]
+    u = 0
+    n_it = nb if n_order < 0 else n_order
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        r = base + b
+        if classification:
+            wt = 0.0
+            for k in range(S):
+                wt += hist[r, k]
+        else:
+            wt = hist[r, 0]
+        cnt = hist[r, H - 1] if weighted else wt
+        if cnt <= 0.0:
+            continue
+        row = SR_ENTRIES + u
+        if classification:
+            for k in range(S):
+                st[row, k] = hist[r, k]
+        else:
+            st[row, 0] = hist[r, 1]
+            st[row, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
+        ws[W_UW, u] = wt
+        iw[I_UN, u] = np.int64(cnt + 0.5)
+        iw[I_UCODE, u] = b
+        u += 1
+    r = base + nb
+    if classification:
+        mw = 0.0
+        for k in range(S):
+            st[SR_MISS, k] = hist[r, k]
+            mw += hist[r, k]
+    else:
+        mw = hist[r, 0]
+        st[SR_MISS, 0] = hist[r, 1]
+        st[SR_MISS, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
+    mc = hist[r, H - 1] if weighted else mw
+    return u, mw, np.int64(mc + 0.5)
+
+
+@noref
+def rows_stats(C, R, W, lo, hi, stats):
+    """``stats`` = class weights, or ``[sum w y, sum w y^2]``, of rows ``[lo, hi)``; returns
+    their weight."""
+    for k in range(stats.shape[0]):
+        stats[k] = 0.0
+    wn = 0.0
+    for i in range(lo, hi):
+        x = 1.0
+        if W is not None:
+            x = W[i]
+        if C is not None:
+            stats[C[i]] += x
+        if R is not None:
+            y = R[i]
+            stats[0] += x * y
+            stats[1] += x * y * y
+        wn += x
+    return wn
+
+
+@noref
+def branch_of_bin(b, nb, kind, lo_bin, mb, fmap):
+    """Branch of a row with bin ``b`` (``nb``: the missing bin) at a node splitting
+    numerically after bin ``lo_bin``, or by the level map ``fmap``; -1: every branch."""
+    if b >= nb:
+        return mb
+    if kind == 0:
+        return 0 if b <= lo_bin else 1
+    br = fmap[b]
+    return br if br >= 0 else mb
+
+
+@noref
+def mark_rows(B, lo, hi, col, wide, nb, kind, lo_bin, mb, fmap, bmark, counts, k):
+    """Branch of every row of ``[lo, hi)`` into ``bmark[i - lo]``; ``counts[b]`` rows going
+    to branch ``b`` only, ``counts[k]`` rows with a missing value; returns the number going to
+    every branch (fractional)."""
+    for b in range(k + 1):
+        counts[b] = 0
+    n_all = 0
+    for i in range(lo, hi):
+        bin_ = row_bin(B, i, col, wide)
+        if bin_ >= nb:
+            counts[k] += 1
+        br = branch_of_bin(bin_, nb, kind, lo_bin, mb, fmap)
+        bmark[i - lo] = br
+        if br >= 0:
+            counts[br] += 1
+        else:
+            n_all += 1
+    return n_all
+
+
+@noref
+def _copy_row(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, i, d):
+    for c in range(Vs.shape[1]):  # the row's bins, eight at a time
+        Vd[d, c] = Vs[i, c]
+    if Cs is not None:
+        Cd[d] = Cs[i]
+    if Rs is not None:
+        Rd[d] = Rs[i]
+    if Ws is not None:
+        Wd[d] = Ws[i]
+
+
+@noref
+def move_rows(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, pos, shares, k):
+    """Copy rows ``[lo, hi)`` of the source buffers to the destination, row ``i`` to branch
+    ``bmark[i - lo]``'s next place ``pos[b]`` (advanced); a row of branch -1 goes to every
+    branch with its weight times ``shares[b]``. ``Vs``/``Vd`` are the bin matrices viewed as
+    uint64 (a row moves in a few words)."""
+    for i in range(lo, hi):
+        br = bmark[i - lo]
+        if br >= 0:
+            d = pos[br]
+            pos[br] = d + 1
+            _copy_row(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, i, d)
+        else:
+            for q in range(k):
+                d = pos[q]
+                pos[q] = d + 1
+                _copy_row(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, i, d)
+                if Ws is not None:
+                    Wd[d] = Ws[i] * shares[q]
+
+
+@pjit
+def move_rows_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, starts, k, tcounts):
+    """:func:`move_rows` on all threads for splits without fractional rows: each thread
+    counts its chunk's rows per branch, then copies its chunk to offsets given by the counts
+    of the chunks before it (the same result). ``tcounts`` is (threads, branches) scratch."""
+    T = tcounts.shape[0]
+    chunk = (hi - lo + T - 1) // T
+    for t in prange(T):
+        a = lo + t * chunk
+        b = min(hi, a + chunk)
+        for q in range(k):
+            tcounts[t, q] = 0
+        for i in range(a, b):
+            tcounts[t, bmark[i - lo]] += 1
+    for t in prange(T):
+        a = lo + t * chunk
+        b = min(hi, a + chunk)
+        pos = np.empty(k, dtype=np.int64)
+        for q in range(k):
+            pos[q] = starts[q]
+            for u in range(t):
+                pos[q] += tcounts[u, q]
+        for i in range(a, b):
+            br = bmark[i - lo]
+            d = pos[br]
+            pos[br] = d + 1
+            _copy_row(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, i, d)
+
+
+@noref
+def shares_of(W, lo, hi, bmark, k, shares):
+    """C4.5's shares: each branch's part of the weight of the rows with a known value."""
+    for b in range(k):
+        shares[b] = 0.0
+    tot = 0.0
+    for i in range(lo, hi):
+        br = bmark[i - lo]
+        if br >= 0:
+            x = 1.0 if W is None else W[i]
+            shares[br] += x
+            tot += x
+    for b in range(k):
+        shares[b] /= tot

@@ -1,0 +1,205 @@
+"""The node table every grower fills, its growth, the queues of open nodes, the stopping rules.
+
+The table is three growable arrays with one row per node: ``ti`` (int64 columns ``N_*``),
+``tf`` (float64 columns ``T_*``) and ``tv`` (the node's value: class fractions, or the mean or
+median). Categorical splits store their level -> branch maps in ``cats`` (int64, one slice
+per node: ``N_CATOFF``, ``N_CATLEN``). A node knows its parent and its branch number there;
+:func:`treelearn.engine.fit.assemble` turns the table into a :class:`treelearn._tree.Tree`.
+
+Growth order (scikit-learn's, so that trees are numbered as its are):
+
+* depth-first: an explicit stack of pending nodes, the first branch on top, so nodes are
+  numbered in preorder (no recursion: a chain 10,000 deep grows like any other tree);
+* best-first (``max_leaf_nodes``): a max-heap on the weighted impurity decrease of a node's
+  best split, the binary heap of libstdc++ that scikit-learn uses, so that equal
+  improvements come out in its order; expanding a node numbers its children in branch order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import njit, noref
+
+TREE_LEAF = -1
+TREE_UNDEFINED = -2
+
+# int columns of the node table
+(N_PARENT, N_BRANCH, N_FEATURE, N_NSAMP, N_LO, N_HI, N_DEPTH, N_NCONST, N_NB, N_MB, N_CATOFF,
+ N_CATLEN, N_KIND, N_KIDS, N_SLOT, N_SEEN) = range(16)
+N_ICOLS = 16
+# float columns
+T_THRESHOLD, T_IMPURITY, T_WEIGHT, T_IMPROVEMENT = range(4)
+N_FCOLS = 4
+
+# Integer parameters, in this order, in the ``iparams`` array.
+(P_MAX_DEPTH, P_MIN_SPLIT, P_MIN_LEAF, P_MAX_FEATURES, P_MAX_LEAF_NODES, P_RANDOM, P_SEED,
+ P_MODE, P_MULTIWAY, P_COST_MODE, P_MIN_COUNT, P_SELECTION, P_AVERAGE_GAIN, P_PENALTY,
+ P_CHUNK) = range(15)
+N_IPARAMS = 15
+# Float parameters in ``fparams``.
+(P_MIN_WEIGHT_LEAF, P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, P_COST_WEIGHT, P_SMOOTH,
+ P_ALPHA) = range(6)
+N_FPARAMS = 6
+
+# Slots of the grower's persistent state ``gs`` (int64).
+(G_NODES, G_TOP, G_ARENA, G_CATS, G_HEAP, G_KIDS, G_DEPTH, G_LEAVES, G_DONE,
+ G_NEED) = range(10)
+N_GSTATE = 10
+
+# Columns of a stack row: the pending node's range, depth, parent, branch, constants inherited,
+# arena top to restore when it is popped, and histogram slot.
+S_LO, S_HI, S_DEPTH, S_PARENT, S_BRANCH, S_NCONST, S_ARENA, S_SLOT = range(8)
+N_SCOLS = 8
+
+
+@njit
+def grow_rows(a, needed):
+    """``a`` with at least ``needed`` rows (doubled when full; the new rows uninitialised)."""
+    cap = a.shape[0]
+    if needed <= cap:
+        return a
+    new = np.empty((max(2 * cap, needed), a.shape[1]), dtype=a.dtype)
+    for i in range(cap):
+        for c in range(a.shape[1]):
+            new[i, c] = a[i, c]
+    return new
+
+
+@njit
+def grow_vector(a, needed):
+    """``a`` with at least ``needed`` entries (doubled when full)."""
+    cap = a.shape[0]
+    if needed <= cap:
+        return a
+    new = np.empty(max(2 * cap, needed), dtype=a.dtype)
+    for i in range(cap):
+        new[i] = a[i]
+    return new
+
+
+@noref
+def new_node(ti, tf, gs, parent, branch, depth, lo, hi, nconst):
+    """Append a node to the table (which must have room: :func:`ensure_rows`); returns it."""
+    node = gs[G_NODES]
+    gs[G_NODES] = node + 1
+    ti[node, N_PARENT] = parent
+    ti[node, N_BRANCH] = branch
+    ti[node, N_FEATURE] = TREE_UNDEFINED
+    ti[node, N_NSAMP] = hi - lo
+    ti[node, N_LO] = lo
+    ti[node, N_HI] = hi
+    ti[node, N_DEPTH] = depth
+    ti[node, N_NCONST] = nconst
+    ti[node, N_NB] = 0
+    ti[node, N_MB] = TREE_UNDEFINED
+    ti[node, N_CATOFF] = -1
+    ti[node, N_CATLEN] = 0
+    ti[node, N_KIND] = 0
+    ti[node, N_KIDS] = -1
+    ti[node, N_SLOT] = -1
+    ti[node, N_SEEN] = 0
+    tf[node, T_THRESHOLD] = TREE_UNDEFINED
+    tf[node, T_IMPURITY] = 0.0
+    tf[node, T_WEIGHT] = 0.0
+    tf[node, T_IMPROVEMENT] = -np.inf
+    if depth > gs[G_DEPTH]:
+        gs[G_DEPTH] = depth
+    return node
+
+
+@noref
+def make_leaf(ti, tf, node):
+    """Forget a node's split (it stays a leaf)."""
+    ti[node, N_FEATURE] = TREE_UNDEFINED
+    ti[node, N_NB] = 0
+    ti[node, N_MB] = TREE_UNDEFINED
+    ti[node, N_CATOFF] = -1
+    ti[node, N_CATLEN] = 0
+    ti[node, N_SEEN] = 0
+    tf[node, T_THRESHOLD] = TREE_UNDEFINED
+
+
+@noref
+def splittable(n, wn, imp, depth, iparams, fparams, eps):
+    """scikit-learn's stopping rules: a node is a leaf at ``max_depth``, with fewer than
+    ``min_samples_split`` (or ``2 * min_samples_leaf``) rows, less than twice the minimum leaf
+    weight, or an impurity at most ``eps``."""
+    return not (depth >= iparams[P_MAX_DEPTH] or n < iparams[P_MIN_SPLIT]
+                or n < 2 * iparams[P_MIN_LEAF] or wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF]
+                or imp <= eps)
+
+
+@noref
+def push(stack, gs, lo, hi, depth, parent, branch, nconst, arena, slot):
+    """Push a pending node on the depth-first stack (which must have room)."""
+    top = gs[G_TOP]
+    stack[top, S_LO] = lo
+    stack[top, S_HI] = hi
+    stack[top, S_DEPTH] = depth
+    stack[top, S_PARENT] = parent
+    stack[top, S_BRANCH] = branch
+    stack[top, S_NCONST] = nconst
+    stack[top, S_ARENA] = arena
+    stack[top, S_SLOT] = slot
+    gs[G_TOP] = top + 1
+
+
+@noref
+def store_cats(cats, gs, ti, node, fmap, n_codes, lut):
+    """Keep a categorical node's level -> branch map (``cats`` must have room); ``lut`` maps
+    level codes to the codes ``fmap`` is indexed by (identity when empty)."""
+    off = gs[G_CATS]
+    if lut.shape[0] == 0:
+        for c in range(n_codes):
+            cats[off + c] = fmap[c]
+    else:
+        for c in range(n_codes):
+            cats[off + c] = fmap[lut[c]]
+    ti[node, N_CATOFF] = off
+    ti[node, N_CATLEN] = n_codes
+    gs[G_CATS] = off + n_codes
+
+
+@noref
+def _sift_up(heap, hole, top, node, key):
+    """libstdc++ ``__push_heap``: move ``node`` up from ``hole`` towards ``top``."""
+    parent = (hole - 1) // 2
+    while hole > top and key[heap[parent]] < key[node]:
+        heap[hole] = heap[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap[hole] = node
+
+
+@noref
+def heap_push(heap, size, key, node):
+    """``push_back`` + ``std::push_heap`` on a max-heap of node ids ordered by ``key[node]``."""
+    heap[size] = node
+    _sift_up(heap, size, 0, node, key)
+    return size + 1
+
+
+@noref
+def heap_pop(heap, size, key):
+    """``std::pop_heap`` + ``back`` + ``pop_back``: remove and return the maximum."""
+    top = heap[0]
+    n = size - 1
+    value = heap[n]
+    heap[n] = top
+    # libstdc++ __adjust_heap on heap[0:n] with the hole at 0
+    hole = 0
+    child = 0
+    while child < (n - 1) // 2:
+        child = 2 * (child + 1)
+        if key[heap[child]] < key[heap[child - 1]]:
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if (n & 1) == 0 and child == (n - 2) // 2:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    if n > 0:
+        _sift_up(heap, hole, 0, value, key)
+    return top, n

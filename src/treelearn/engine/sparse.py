@@ -1,0 +1,538 @@
+"""Sparse input (CSR, e.g. CountVectorizer's output): a grower of its own, never densified.
+
+Why a separate loop: the exact splitter's presorted lists hold every entry of every feature,
+which for a document-term matrix is the dense matrix itself (20,000 documents x 50,000 terms
+would need 10^9 entries). Here a node owns a range of a sample buffer instead; for each node
+the non-zero entries of its rows are bucketed per feature and each bucket sorted
+(:func:`bucket_sparse`), and a feature's implicit zeros enter the scan of
+:func:`treelearn.engine.exact.scan_numeric` as one block whose statistics are the node's minus
+the non-zeros'. Splitting partitions the sample range stably by threshold. Node numbering,
+the feature draw, the scan rules and the stopping rules are the dense engine's, so the trees
+are scikit-learn's (its sparse splitter grows the same trees as its dense one).
+
+Sparse input is numeric: no categorical features and no missing values (NaN in a CSR matrix
+raises an error before fitting).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .abserr import F_GHI, F_GLO, F_IW, F_IY, J_IC, abs_cost, search_codes_abs, weighted_median
+from .config import EPSILON, FEATURE_THRESHOLD, njit
+from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from .exact import scan_numeric
+from .levels import (
+    N_RES,
+    R_SCORE,
+    R_THR,
+    R_TRIES,
+    R_WLEFT,
+    SR_BEST,
+    SR_MISS,
+    SR_TOTAL,
+)
+from .nodes import (
+    G_DONE,
+    G_HEAP,
+    G_LEAVES,
+    G_NODES,
+    G_TOP,
+    N_DEPTH,
+    N_FEATURE,
+    N_HI,
+    N_KIDS,
+    N_LO,
+    N_MB,
+    N_NB,
+    P_CHUNK,
+    P_MAX_FEATURES,
+    P_MAX_LEAF_NODES,
+    P_MIN_IMPURITY_DECREASE,
+    P_MIN_LEAF,
+    P_MIN_WEIGHT_LEAF,
+    P_RANDOM,
+    P_TOTAL_WEIGHT,
+    S_BRANCH,
+    S_DEPTH,
+    S_HI,
+    S_LO,
+    S_NCONST,
+    S_PARENT,
+    T_IMPROVEMENT,
+    T_IMPURITY,
+    T_THRESHOLD,
+    T_WEIGHT,
+    grow_rows,
+    grow_vector,
+    heap_pop,
+    heap_push,
+    make_leaf,
+    new_node,
+    push,
+    splittable,
+)
+from .random import draw_finish, draw_next, draw_result, draw_start, rand_uniform
+
+
+@njit
+def bucket_sparse(indptr, indices, data, samples, lo, hi, n_features):
+    """Group the non-zeros of rows ``samples[lo:hi]`` by feature, each group sorted by value.
+
+    Returns ``(offsets, bvals, bsamps)``: the entries of feature ``f`` are
+    ``bvals[offsets[f]:offsets[f+1]]`` (increasing, ties in row order) with their rows
+    ``bsamps``."""
+    offsets = np.zeros(n_features + 1, dtype=np.int64)
+    for i in range(lo, hi):
+        s = samples[i]
+        for p in range(indptr[s], indptr[s + 1]):
+            offsets[indices[p] + 1] += 1
+    for f in range(n_features):
+        offsets[f + 1] += offsets[f]
+    nnz = offsets[n_features]
+    bvals = np.empty(nnz, dtype=np.float32)
+    bsamps = np.empty(nnz, dtype=np.int32)
+    fill = offsets[:-1].copy()
+    for i in range(lo, hi):
+        s = samples[i]
+        for p in range(indptr[s], indptr[s + 1]):
+            f = indices[p]
+            bvals[fill[f]] = data[p]
+            bsamps[fill[f]] = s
+            fill[f] += 1
+    for f in range(n_features):
+        a = offsets[f]
+        b = offsets[f + 1]
+        if b - a > 1:
+            order = np.argsort(bvals[a:b], kind="mergesort")
+            v = bvals[a:b].copy()
+            t = bsamps[a:b].copy()
+            for i in range(b - a):
+                bvals[a + i] = v[order[i]]
+                bsamps[a + i] = t[order[i]]
+    return offsets, bvals, bsamps
+
+
+@njit
+def sparse_feature_range(offsets, bvals, f, nn):
+    """Return ``(min, max)`` of feature ``f`` over a node of ``nn`` samples (zeros included)."""
+    a = offsets[f]
+    b = offsets[f + 1]
+    zero = np.float32(0.0)
+    if b == a:
+        return zero, zero
+    mn = bvals[a]
+    mx = bvals[b - 1]
+    if b - a < nn:
+        if zero < mn:
+            mn = zero
+        if zero > mx:
+            mx = zero
+    return mn, mx
+
+
+@njit
+def sparse_value(indptr, indices, data, s, f):
+    """``X[s, f]`` of a CSR matrix with sorted column indices (binary search)."""
+    a = indptr[s]
+    b = indptr[s + 1]
+    while a < b:
+        mid = (a + b) // 2
+        c = indices[mid]
+        if c == f:
+            return data[mid]
+        if c < f:
+            a = mid + 1
+        else:
+            b = mid
+    return np.float32(0.0)
+
+
+@njit
+def _node_stats(samples, lo, hi, ycls, yreg, w, stats, is_reg):
+    for k in range(stats.shape[0]):
+        stats[k] = 0.0
+    wn = 0.0
+    for i in range(lo, hi):
+        s = samples[i]
+        x = w[s]
+        if is_reg:
+            y = yreg[s]
+            stats[0] += x * y
+            stats[1] += x * y * y
+        else:
+            stats[ycls[s]] += x
+        wn += x
+    return wn
+
+
+@njit
+def _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs):
+    """Absolute-error impurity and weighted median of the samples ``[lo, hi)``."""
+    ys = afs[F_IY]
+    yw = afs[F_IW]
+    m = hi - lo
+    for i in range(m):
+        ys[i] = yreg[samples[lo + i]]
+        yw[i] = w[samples[lo + i]]
+    return abs_cost(ys, yw, m, afs) / wn, weighted_median(ys, yw, m, afs, ajs)
+
+
+@njit
+def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, min_leaf,
+                min_wleaf, out, afs, ajs):
+    """Absolute error needs every sample in order: codes of the node's distinct values
+    (negatives, zeros, positives) and the exact prefix/suffix costs."""
+    a = offsets[f]
+    b = offsets[f + 1]
+    m = hi - lo
+    codes = ajs[J_IC]
+    ys = afs[F_IY]
+    yw = afs[F_IW]
+    first = afs[F_GLO]  # first and last value of each code
+    last = afs[F_GHI]
+    for p in range(a, b):
+        mark[bsamps[p]] = True
+    g = -1
+    c = 0
+    prev = np.float32(0.0)
+    zpos = a
+    while zpos < b and bvals[zpos] < 0.0:
+        zpos += 1
+    # entries: negatives, then the zeros (the node's samples without a non-zero), positives
+    for p in range(a, zpos):
+        v = bvals[p]
+        if g < 0 or v > prev + FEATURE_THRESHOLD:
+            g += 1
+            first[g] = v
+        last[g] = v
+        prev = v
+        codes[c] = g
+        ys[c] = yreg[bsamps[p]]
+        yw[c] = w[bsamps[p]]
+        c += 1
+    zero_code = -1
+    for i in range(lo, hi):
+        s = samples[i]
+        if not mark[s]:
+            if zero_code < 0:
+                if g < 0 or np.float32(0.0) > prev + FEATURE_THRESHOLD:
+                    g += 1
+                    first[g] = 0.0
+                last[g] = 0.0
+                zero_code = g
+                prev = np.float32(0.0)
+            codes[c] = zero_code
+            ys[c] = yreg[s]
+            yw[c] = w[s]
+            c += 1
+    for p in range(zpos, b):
+        v = bvals[p]
+        if g < 0 or v > prev + FEATURE_THRESHOLD:
+            g += 1
+            first[g] = v
+        last[g] = v
+        prev = v
+        codes[c] = g
+        ys[c] = yreg[bsamps[p]]
+        yw[c] = w[bsamps[p]]
+        c += 1
+    for p in range(a, b):
+        mark[bsamps[p]] = False
+    # the search takes its input from the scratch's input rows, which it does not write
+    sc, real, kind, nb, mb, clo, chi, usable = search_codes_abs(
+        codes, ys, yw, m, max(g + 1, 1), False, imp, 0, False, min_leaf, min_wleaf,
+        np.zeros(1, dtype=np.int64), afs, ajs)
+    out[R_SCORE] = sc
+    if sc > -np.inf:
+        lo_v = np.float64(np.float32(last[clo]))
+        hi_v = np.float64(np.float32(first[chi]))
+        thr = lo_v / 2.0 + hi_v / 2.0
+        if thr == hi_v or np.isinf(thr):
+            thr = lo_v
+        out[R_THR] = thr
+    _ = nb, mb, kind, real, usable
+    return sc
+
+
+@njit
+def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work,
+                  mark, absolute):
+    """Best split of the sparse node ``[lo, hi)`` (same draw and scan rules as the dense
+    engine); returns ``(found, n_constants)`` with the winner in ``work``."""
+    indptr, indices, data = csr
+    ycls, yreg, w = tgt
+    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
+     rng, afs, ajs) = work
+    n_features = perm.shape[0]
+    S = nstats.shape[0]
+    nn = hi - lo
+    offsets, bvals, bsamps = bucket_sparse(indptr, indices, data, samples, lo, hi, n_features)
+    nnz = bvals.shape[0]
+    is_reg = crit >= SQUARED_ERROR
+    # the non-zeros' targets and weights in bucket order, for sequential reads in the scan
+    bC = np.zeros((1, nnz if not is_reg else 0), dtype=np.int32)
+    bR = np.zeros((1, nnz if is_reg else 0))
+    bW = np.empty((1, nnz))
+    for p in range(nnz):
+        s = bsamps[p]
+        bW[0, p] = w[s]
+        if is_reg:
+            bR[0, p] = yreg[s]
+        else:
+            bC[0, p] = ycls[s]
+    V = bvals.reshape(1, nnz)
+    random_split = iparams[P_RANDOM] != 0
+    draw_start(draw, n_features, nconst)
+    best_score = -np.inf
+    found = False
+    while True:
+        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        if f < 0:
+            break
+        mn, mx = sparse_feature_range(offsets, bvals, f, nn)
+        if mx <= mn + FEATURE_THRESHOLD:
+            draw_result(draw, perm, np.bool_(False))
+            continue
+        draw_result(draw, perm, np.bool_(True))
+        rand_thr = np.nan
+        if random_split:
+            t = rand_uniform(np.float64(mn), np.float64(mx), rng)
+            if t == np.float64(mx):
+                t = np.float64(mn)
+            rand_thr = t
+        out[R_SCORE] = -np.inf
+        out[R_TRIES] = 0.0
+        if absolute is not None:
+            sc = _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp,
+                             iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], out, afs, ajs)
+        else:
+            a = offsets[f]
+            b = offsets[f + 1]
+            zpos = a
+            while zpos < b and bvals[zpos] <= 0.0:
+                zpos += 1
+            # the zeros: the node's statistics minus the non-zeros'
+            for k in range(S):
+                st[SR_TOTAL, k] = nstats[k]
+                st[SR_MISS, k] = nstats[k]
+            zw = wn
+            for p in range(a, b):
+                s = bsamps[p]
+                x = w[s]
+                if is_reg:
+                    y = yreg[s]
+                    st[SR_MISS, 0] -= x * y
+                    st[SR_MISS, 1] -= x * y * y
+                else:
+                    st[SR_MISS, ycls[s]] -= x
+                zw -= x
+            if is_reg:
+                sc = scan_numeric(V, None, bR, bW, 0, a, b, st, ws, wn, nn, 0.0, 0, zpos,
+                                  np.float32(0.0), zw, nn - (b - a), crit, imp,
+                                  iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
+                                  False, 0.0, -np.inf, out)
+            else:
+                sc = scan_numeric(V, bC, None, bW, 0, a, b, st, ws, wn, nn, 0.0, 0, zpos,
+                                  np.float32(0.0), zw, nn - (b - a), crit, imp,
+                                  iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
+                                  False, 0.0, -np.inf, out)
+        if sc > best_score:
+            best_score = sc
+            found = True
+            for q in range(N_RES):
+                best[q] = out[q]
+            best[R_SCORE] = f
+            for k in range(S):
+                best_left[k] = st[SR_BEST, k]
+    return found, draw_finish(draw, perm, const_feats)
+
+
+@njit
+def partition_samples(samples, lo, hi, goes_left, tmp):
+    """Stable in-place partition of ``samples[lo:hi]``; returns the number going left."""
+    a = lo
+    b = 0
+    for i in range(lo, hi):
+        s = samples[i]
+        if goes_left[s]:
+            samples[a] = s
+            a += 1
+        else:
+            tmp[b] = s
+            b += 1
+    for i in range(b):
+        samples[a + i] = tmp[i]
+    return a - lo
+
+
+@njit
+def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
+             fparams, work, mark, tmp, absolute):
+    """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
+    indptr, indices, data = csr
+    ycls, yreg, w = tgt
+    nstats = work[3]
+    best = work[7]
+    best_left = work[8]
+    afs = work[14]
+    ajs = work[15]
+    is_reg = crit >= SQUARED_ERROR
+    wn = _node_stats(samples, lo, hi, ycls, yreg, w, nstats, is_reg)
+    if absolute is not None:
+        imp, med = _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs)
+        tv[node, 0] = med
+    else:
+        imp = node_impurity(nstats, wn, crit)
+        if crit == SQUARED_ERROR:
+            tv[node, 0] = nstats[0] / wn
+        else:
+            for k in range(nstats.shape[0]):
+                tv[node, k] = nstats[k] / wn
+    tf[node, T_IMPURITY] = imp
+    tf[node, T_WEIGHT] = wn
+    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+        return -1, nconst
+    found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams,
+                                   fparams, work, mark, absolute)
+    if not found:
+        return -1, n_total
+    f = int(best[R_SCORE])
+    thr = best[R_THR]
+    for i in range(lo, hi):
+        s = samples[i]
+        mark[s] = sparse_value(indptr, indices, data, s, f) <= thr
+    if absolute is not None:
+        order = ajs[J_IC]  # the children's samples, left ones first
+        a = 0
+        for i in range(lo, hi):
+            if mark[samples[i]]:
+                order[a] = samples[i]
+                a += 1
+        nl = a
+        for i in range(lo, hi):
+            if not mark[samples[i]]:
+                order[a] = samples[i]
+                a += 1
+        wl = 0.0
+        for q in range(nl):
+            wl += w[order[q]]
+        wr = wn - wl
+        imp_l, _ = _abs_of(order, 0, nl, yreg, w, wl, afs, ajs)
+        imp_r, _ = _abs_of(order, nl, hi - lo, yreg, w, wr, afs, ajs)
+    else:
+        wl = best[R_WLEFT]
+        wr = wn - wl
+        right = work[0][1]  # the stats workspace's second row: the statistics' width
+        for k in range(nstats.shape[0]):
+            right[k] = nstats[k] - best_left[k]
+        imp_l = node_impurity(best_left, wl, crit)
+        imp_r = node_impurity(right, wr, crit)
+    improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        for i in range(lo, hi):
+            mark[samples[i]] = False
+        return -1, n_total
+    mid = lo + partition_samples(samples, lo, hi, mark, tmp)
+    for i in range(lo, hi):
+        mark[samples[i]] = False
+    ti[node, N_FEATURE] = f
+    ti[node, N_NB] = 2
+    ti[node, N_MB] = 0 if mid - lo > hi - mid else 1
+    tf[node, T_THRESHOLD] = thr
+    tf[node, T_IMPROVEMENT] = improvement
+    return mid, n_total
+
+
+@njit
+def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
+                            work, mark, tmp, absolute):
+    """Depth-first growth on sparse data (see :mod:`treelearn.engine.grow_exact`)."""
+    budget = iparams[P_CHUNK]
+    while gs[G_TOP] > 0 and budget > 0:
+        need = gs[G_NODES] + 1
+        if need > ti.shape[0]:
+            ti = grow_rows(ti, need)
+            tf = grow_rows(tf, need)
+            tv = grow_rows(tv, need)
+        stack = grow_rows(stack, gs[G_TOP] + 2)
+        top = gs[G_TOP] - 1
+        gs[G_TOP] = top
+        lo = stack[top, S_LO]
+        hi = stack[top, S_HI]
+        depth = stack[top, S_DEPTH]
+        nconst = stack[top, S_NCONST]
+        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
+                        nconst)
+        budget -= (hi - lo) * 8 + 64
+        mid, n_total = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst,
+                                crit, iparams, fparams, work, mark, tmp, absolute)
+        if mid < 0:
+            make_leaf(ti, tf, node)
+            continue
+        push(stack, gs, mid, hi, depth + 1, node, 1, n_total, 0, -1)
+        push(stack, gs, lo, mid, depth + 1, node, 0, n_total, 0, -1)
+    if gs[G_TOP] == 0:
+        gs[G_DONE] = 1
+    return ti, tf, tv, stack
+
+
+@njit
+def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparams, fparams,
+                           work, mark, tmp, absolute):
+    """Best-first growth on sparse data (see :mod:`treelearn.engine.grow_exact`); a node's
+    children are opened when it is expanded, its samples partitioned when it is searched."""
+    budget = iparams[P_CHUNK]
+    limit = iparams[P_MAX_LEAF_NODES]
+    if gs[G_NODES] == 0:
+        ti = grow_rows(ti, 1)
+        tf = grow_rows(tf, 1)
+        tv = grow_rows(tv, 1)
+        n = samples.shape[0]
+        node = new_node(ti, tf, gs, -1, 0, 0, 0, n, 0)
+        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, 0, n, 0, crit, iparams,
+                        fparams, work, mark, tmp, absolute)
+        gs[G_LEAVES] = 1
+    while gs[G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
+        gs[G_HEAP] = size
+        if ti[node, N_NB] == 0:
+            continue
+        if gs[G_LEAVES] + 1 > limit:
+            make_leaf(ti, tf, node)
+            continue
+        gs[G_LEAVES] += 1
+        need = gs[G_NODES] + 2
+        if need > ti.shape[0]:
+            ti = grow_rows(ti, need)
+            tf = grow_rows(tf, need)
+            tv = grow_rows(tv, need)
+        lo = ti[node, N_LO]
+        hi = ti[node, N_HI]
+        mid = ti[node, N_KIDS]  # the partition point
+        depth = ti[node, N_DEPTH]
+        budget -= (hi - lo) * 8 + 64
+        left = new_node(ti, tf, gs, node, 0, depth + 1, lo, mid, 0)
+        right = new_node(ti, tf, gs, node, 1, depth + 1, mid, hi, 0)
+        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid, depth + 1, crit,
+                        iparams, fparams, work, mark, tmp, absolute)
+        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi, depth + 1,
+                        crit, iparams, fparams, work, mark, tmp, absolute)
+    if gs[G_HEAP] == 0:
+        gs[G_DONE] = 1
+    return ti, tf, tv, heap
+
+
+@njit
+def _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, depth, crit, iparams,
+             fparams, work, mark, tmp, absolute):
+    mid, _ = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, 0, crit, iparams,
+                      fparams, work, mark, tmp, absolute)
+    if mid < 0:
+        make_leaf(ti, tf, node)
+        tf[node, T_IMPROVEMENT] = 0.0
+    else:
+        ti[node, N_KIDS] = mid
+    heap = grow_vector(heap, gs[G_HEAP] + 1)
+    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+    return heap
