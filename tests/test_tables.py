@@ -108,7 +108,41 @@ def test_sunburn_id3():
                                for c in t.children(0))
     assert gain == pytest.approx(0.4544, abs=1e-4)
     text = tl.export_text(model)
-    assert "Hair =  Blonde" in text and "Lotion =  No" in text
+    assert "Hair = Blonde" in text and "Lotion = No" in text
+    assert "or missing" not in text and "  Blonde" not in text
+
+
+def test_readers_say_or_missing_only_where_the_tree_saw_missing_values(tmp_path):
+    """``missing_seen`` records which splits met missing values of their feature at fit; text,
+    rules, Graphviz and the explorer's edges say "or missing" only there, while prediction
+    routes missing values the same way everywhere. It survives model files and pruning."""
+    from treelearn.export.explorer import explorer_data
+
+    holes = SUNBURN.copy()
+    holes.loc[[2, 5], "Lotion"] = None  # Lotion has holes, Hair does not
+    for data, expect in ((SUNBURN, False), (holes, True)):
+        model = tl.ID3Classifier().fit(data, SUNBURN_Y)
+        t = model.tree_
+        inner = t.children_left != -1
+        names = model.feature_names_in_[t.feature[inner]]
+        np.testing.assert_array_equal(t.missing_seen[inner], (names == "Lotion") & expect)
+        assert not t.missing_seen[~inner].any()
+        readers = {"text": tl.export_text(model), "rules": tl.export_rules(model),
+                   "graphviz": tl.export_graphviz(model),
+                   "explorer": " ".join(explorer_data(model)["edge"])}
+        for name, out in readers.items():
+            assert ("or missing" in out) == expect, name
+            assert "Hair = Blonde or missing" not in out, name
+        # a missing Hair is still routed (down its learned default branch)
+        assert model.predict(pd.DataFrame({c: [None] for c in SUNBURN.columns})).shape == (1,)
+        from treelearn import io
+
+        path = io.save(model, tmp_path / f"m{int(expect)}.tlm")
+        np.testing.assert_array_equal(io.load(path).tree_.missing_seen, t.missing_seen)
+        stump = t.subtree(np.r_[True, np.zeros(t.node_count - 1, bool)])
+        assert stump.node_count == 1 and not stump.missing_seen.any()
+        keep_all = t.subtree(np.zeros(t.node_count, bool))
+        np.testing.assert_array_equal(keep_all.missing_seen, t.missing_seen)
 
 
 GOLF = """sunny 75 70 true Play
@@ -744,7 +778,7 @@ def test_multiway_model_pickles_and_prints():
     assert again.tree_ == est.tree_
     np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
     text = tl.export_text(est, max_depth=2)
-    assert "a =  " in text or "c =  " in text
+    assert "a = " in text or "c = " in text
     assert "truncated branch" in text
 
 

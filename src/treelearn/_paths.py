@@ -26,7 +26,9 @@ class Condition:
 
     ``op`` is "<=" or ">" (with ``threshold``) or "in" (``levels``: level codes; ``known``:
     the levels the node routes, any other level is treated as missing); a missing value
-    satisfies it when ``missing`` is True.
+    satisfies it when ``missing`` is True. ``seen``: the node met missing values at fit, so
+    its route for them was learned; readers write "or missing" only then (:attr:`says_missing`),
+    while :meth:`satisfied` follows the route either way, as the tree does.
     """
 
     feature: int
@@ -35,6 +37,13 @@ class Condition:
     levels: tuple = ()
     missing: bool = False
     known: tuple = ()
+    seen: bool = True
+
+    @property
+    def says_missing(self) -> bool:
+        """Whether readers show "or missing": a missing value passes, and the tree learned
+        that from missing values at fit."""
+        return self.missing and self.seen
 
     def satisfied(self, X: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows of encoded ``X`` that pass the test."""
@@ -67,20 +76,22 @@ class Condition:
         missing)`` (see :meth:`test_text`)."""
         name = names[self.feature] if names is not None else f"feature_{self.feature}"
         s = f"{name} {self.test_text(categories, decimals)}"
-        return f"({s} or missing)" if self.missing and show_missing else s
+        return f"({s} or missing)" if self.says_missing and show_missing else s
 
 
 def branch_condition(tree: Tree, node: int, branch: int) -> Condition:
     """The test a case passes to take branch ``branch`` of internal node ``node``."""
     mb = tree.missing_branch[node]
     missing = bool(mb == branch or mb == MISSING_FRACTIONAL)
+    seen = bool(tree.missing_seen[node])
     f = int(tree.feature[node])
     cb = tree.cat_branch[tree.cat_ptr[node]:tree.cat_ptr[node + 1]]
     if cb.size:
         return Condition(f, "in", levels=tuple(np.flatnonzero(cb == branch).tolist()),
-                         missing=missing, known=tuple(np.flatnonzero(cb >= 0).tolist()))
+                         missing=missing, known=tuple(np.flatnonzero(cb >= 0).tolist()),
+                         seen=seen)
     return Condition(f, "<=" if branch == 0 else ">", threshold=float(tree.threshold[node]),
-                     missing=missing)
+                     missing=missing, seen=seen)
 
 
 def node_conditions(tree: Tree) -> list[list[Condition]]:

@@ -313,7 +313,8 @@ def larger_child_branch(left, right, n_node_samples) -> np.ndarray:
 
 _NODE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impurity",
                 "n_node_samples", "weighted_n_node_samples", "value")
-_EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing_branch")
+_EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing_branch",
+                 "missing_seen")
 
 
 class Tree:
@@ -336,13 +337,19 @@ class Tree:
         Branch of missing values per node (``-1``: all branches, fractionally). Default:
         scikit-learn's rule for a tree fitted without missing values (the child with more
         samples).
+    missing_seen : ndarray of bool, optional
+        Whether the split of each node met missing values of its feature at fit, so that
+        ``missing_branch`` was learned from data (False at leaves). Readers say "or missing"
+        only where it is True. Default (a tree from elsewhere, or a model file of an earlier
+        version): True at every split node, as nothing tells otherwise.
     """
 
     n_outputs = 1
 
     def __init__(self, n_features, n_classes, children_left, children_right, feature, threshold,
                  impurity, n_node_samples, weighted_n_node_samples, value, *, branch_ptr=None,
-                 branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None):
+                 branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None,
+                 missing_seen=None):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -381,6 +388,9 @@ class Tree:
             missing_branch = larger_child_branch(self.children_left, self.children_right,
                                                  self.n_node_samples)
         self.missing_branch = np.ascontiguousarray(missing_branch, dtype=np.intp)
+        if missing_seen is None:
+            missing_seen = self.children_left != TREE_LEAF
+        self.missing_seen = np.ascontiguousarray(missing_seen, dtype=np.bool_)
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants.
         self.check()
@@ -632,7 +642,7 @@ class Tree:
             "threshold": self.threshold, "impurity": self.impurity,
             "n_node_samples": self.n_node_samples,
             "weighted_n_node_samples": self.weighted_n_node_samples, "value": self.value,
-            "missing_branch": self.missing_branch,
+            "missing_branch": self.missing_branch, "missing_seen": self.missing_seen,
         }
         for name, a in arrays.items():
             if a.shape[0] != n:
@@ -731,6 +741,7 @@ class Tree:
             self.weighted_n_node_samples[order], self.value[order],
             branch_ptr=new_ptr, branch_child=new_kids, cat_ptr=new_cptr, cat_branch=new_cat,
             missing_branch=np.where(cut, TREE_UNDEFINED, self.missing_branch[order]),
+            missing_seen=np.where(cut, False, self.missing_seen[order]),
         )
 
     def __eq__(self, other: object) -> bool:

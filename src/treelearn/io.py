@@ -88,8 +88,11 @@ _SPLITTERS = ("KFold", "StratifiedKFold", "ShuffleSplit", "StratifiedShuffleSpli
               "RepeatedKFold", "RepeatedStratifiedKFold", "GroupKFold", "LeaveOneOut")
 _TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impurity",
                 "n_node_samples", "weighted_n_node_samples", "value", "branch_ptr",
-                "branch_child", "cat_ptr", "cat_branch", "missing_branch")
-_TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f", "value": "f"}
+                "branch_child", "cat_ptr", "cat_branch", "missing_branch", "missing_seen")
+_TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f", "value": "f",
+               "missing_seen": "b"}
+#: Tree arrays a model file of an earlier version may lack (the Tree's default applies).
+_TREE_OPTIONAL = ("missing_seen",)
 #: Fitted attributes a model file may set (anything else in ``fitted`` is refused).
 _FITTED = ("tree_", "unpruned_tree_", "n_features_in_", "feature_names_in_", "is_categorical_",
            "categories_", "classes_", "n_classes_", "cost_matrix_", "binner_", "pruning_",
@@ -389,13 +392,15 @@ class _Reader:
         arrays = {}
         for name in _TREE_ARRAYS:
             obj = v.get(name)
+            if obj is None and name in _TREE_OPTIONAL:
+                continue
             if not isinstance(obj, dict) or obj.get("$type") != "array":
                 raise _fail(f"tree array {name} is missing")
             a = self.array(obj)
             want = _TREE_KINDS.get(name, "i")
             if a.dtype.kind != want:
-                raise _fail(f"tree array {name} has dtype {a.dtype}, expected "
-                            f"{'floats' if want == 'f' else 'integers'}")
+                kinds = {"f": "floats", "b": "booleans", "i": "integers"}
+                raise _fail(f"tree array {name} has dtype {a.dtype}, expected {kinds[want]}")
             if name != "value" and a.ndim != 1:
                 raise _fail(f"tree array {name} is not one-dimensional")
             if want == "i" and a.size and (a.min() < np.iinfo(np.intp).min
@@ -410,7 +415,7 @@ class _Reader:
             raise _fail("tree value must have three dimensions")
         try:
             return Tree(n_features, [n_classes], *(arrays[n] for n in _TREE_ARRAYS[:8]),
-                        **{n: arrays[n] for n in _TREE_ARRAYS[8:]})
+                        **{n: arrays[n] for n in _TREE_ARRAYS[8:] if n in arrays})
         except ValueError as exc:
             raise _fail(f"tree: {exc}") from None
 

@@ -231,8 +231,8 @@ def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
     mb = np.where(inner, ti[:, N_MB], TREE_UNDEFINED)
     tree = Tree(n_features, [n_classes], first, last, feature, threshold, tf[:, T_IMPURITY],
                 ti[:, N_NSAMP], tf[:, T_WEIGHT], tv[:count], branch_ptr=ptr,
-                branch_child=child, cat_ptr=cptr, cat_branch=cat, missing_branch=mb)
-    tree.missing_seen = np.where(inner, ti[:, N_SEEN], 0).astype(bool)
+                branch_child=child, cat_ptr=cptr, cat_branch=cat, missing_branch=mb,
+                missing_seen=np.where(inner, ti[:, N_SEEN], 0).astype(bool))
     return tree
 
 

@@ -136,7 +136,7 @@ def export_graphviz(model, *, feature_names: Sequence[str] | None = None,
             cond = branch_condition(tree, node, b)
             # the node names the feature; the edge shows the rest of the test
             text = cond.test_text(view.categories, decimals)
-            if cond.missing:
+            if cond.says_missing:
                 text += " or missing"
             out.append(f"{node} -> {c} [label={_quote(text)}];")
     out.append("}")

@@ -119,7 +119,7 @@ def plot_tree(model, *, feature_names: Sequence[str] | None = None,
         for b, c in enumerate(tree.children(i)):
             ax.plot([x[i], x[c]], [y[i], y[c]], color="0.5", linewidth=0.8, zorder=1)
             cond = branch_condition(tree, i, b)
-            text = cond.test_text(view.categories, decimals) + (" or missing" if cond.missing
+            text = cond.test_text(view.categories, decimals) + (" or missing" if cond.says_missing
                                                                 else "")
             ax.text((x[i] + x[c]) / 2, (y[i] + y[c]) / 2, text, fontsize=fontsize * 0.8,
                     ha="center", va="center", color="0.25", zorder=2,

@@ -86,7 +86,7 @@ def merge_conditions(conds: list[Condition]) -> list[Condition]:
         thr, missing, first = merged[item]
         same = thr == first.threshold and missing == first.missing
         out.append(first if same else Condition(item[0], item[1], threshold=thr,
-                                                missing=missing))
+                                                missing=missing, seen=first.seen))
     return out
 
 

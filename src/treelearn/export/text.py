@@ -87,16 +87,17 @@ def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) 
         for b in range(nb):
             members = [str(names[c]) for c in np.flatnonzero(cmap == b)]
             if len(members) == 1:
-                out.append(f"{name} =  {members[0]}")
+                out.append(f"{name} = {members[0]}")
             else:
                 out.append(f"{name} in {{{', '.join(members)}}}")
     else:
         thr = f"{tree.threshold[node]:.{decimals}f}"
         out = [f"{name} <= {thr}", f"{name} >  {thr}"]
     # Numeric nodes keep scikit-learn's two lines; where categorical values that are missing
-    # (or unseen) go is part of reading the split, so it is shown.
+    # (or unseen) go is part of reading the split, so it is shown where the node learned it
+    # from missing values at fit.
     mb = tree.missing_branch[node]
-    if c1 > c0 and 0 <= mb < nb:
+    if c1 > c0 and 0 <= mb < nb and tree.missing_seen[node]:
         out[mb] += " or missing"
     return out
 

@@ -255,6 +255,7 @@ def _slots_to_tree(tree: Tree, root: _Slot, criterion: int, node_impurity) -> Tr
     weight = np.zeros(n)
     value = np.zeros((n, K))
     missing = np.full(n, -2, dtype=np.intp)
+    seen = np.zeros(n, dtype=np.bool_)
     ptr, kids, cptr, cats = [0], [], [0], []
     for i, s in enumerate(order):
         pv = parent_value[id(s)]
@@ -267,10 +268,12 @@ def _slots_to_tree(tree: Tree, root: _Slot, criterion: int, node_impurity) -> Tr
             left[i], right[i] = ch[0], ch[-1]
             feature[i], threshold[i] = tree.feature[s.node], tree.threshold[s.node]
             missing[i] = tree.missing_branch[s.node]
+            seen[i] = tree.missing_seen[s.node]
             kids.extend(ch)
             cats.extend(tree.cat_branch[tree.cat_ptr[s.node]:tree.cat_ptr[s.node + 1]].tolist())
         ptr.append(len(kids))
         cptr.append(len(cats))
     return Tree(tree.n_features, tree.n_classes, left, right, feature, threshold, impurity,
                 n_samples, weight, value, branch_ptr=ptr, branch_child=kids, cat_ptr=cptr,
-                cat_branch=np.asarray(cats, dtype=np.intp), missing_branch=missing)
+                cat_branch=np.asarray(cats, dtype=np.intp), missing_branch=missing,
+                missing_seen=seen)
