@@ -599,10 +599,13 @@ def test_tree_check_rejects_broken_extended_arrays():
     est, _, _ = _multiway_model()
     t = est.tree_
     arrays = dict(branch_ptr=t.branch_ptr, branch_child=t.branch_child, cat_ptr=t.cat_ptr,
-                  cat_branch=t.cat_branch, missing_branch=t.missing_branch)
+                  cat_branch=t.cat_branch, missing_branch=t.missing_branch,
+                  missing_seen=t.missing_seen)
     base = (t.n_features, t.n_classes, t.children_left, t.children_right, t.feature,
             t.threshold, t.impurity, t.n_node_samples, t.weighted_n_node_samples, t.value)
     assert tl.Tree(*base, **arrays) == t
+    with pytest.raises(ValueError, match="missing_seen has 2 rows"):
+        tl.Tree(*base, **{**arrays, "missing_seen": np.zeros(2, bool)})
     cat = t.cat_branch.copy()
     cat[0] = 99
     with pytest.raises(ValueError, match="branch that does not exist"):
@@ -851,3 +854,61 @@ def test_remaining_error_messages():
              branch_ptr=t.branch_ptr, branch_child=t.branch_child,
              cat_ptr=np.r_[t.cat_ptr[:-1], t.cat_ptr[-1] + 5], cat_branch=t.cat_branch,
              missing_branch=t.missing_branch)
+
+
+def _info(counts) -> float:
+    p = np.asarray(counts, dtype=float)
+    p = p[p > 0] / p.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def test_c45_gain_ratio_chooses_among_tests_of_at_least_average_gain():
+    """Quinlan (1993), C4.5 ch. 2: "select a test to maximize the gain ratio, subject to the
+    constraint that the information gain must be large -- at least as great as the average
+    gain over all tests examined". Here A isolates two cases of class 1 (gain 0.108 bits,
+    split information 0.469, ratio 0.230) and B halves the data 7:3 / 3:7 (gain 0.119, split
+    information 1, ratio 0.119): A has the best ratio but a gain below the average 0.1135, so
+    C4.5 splits on B."""
+    y = np.array([1] * 10 + [0] * 10)
+    X = pd.DataFrame({"A": ["x"] * 2 + ["y"] * 18,
+                      "B": ["p"] * 7 + ["q"] * 3 + ["p"] * 3 + ["q"] * 7})
+    gain_a = 1.0 - 0.9 * _info([8, 10])
+    gain_b = 1.0 - _info([7, 3])
+    assert round(gain_a, 3) == 0.108 and round(gain_b, 3) == 0.119
+    assert round(gain_a / _info([2, 18]), 3) == 0.230
+    assert gain_a < (gain_a + gain_b) / 2 < gain_b
+    kw = dict(criterion="gain_ratio", categorical_split="multiway", max_depth=1)
+    plain = tl.DecisionTreeClassifier(**kw).fit(X, y)
+    rule = tl.DecisionTreeClassifier(**kw, average_gain=True).fit(X, y)
+    assert plain.feature_names_in_[plain.tree_.feature[0]] == "A"
+    assert rule.feature_names_in_[rule.tree_.feature[0]] == "B"
+    assert tl.C45Classifier().get_params()["average_gain"] is True
+    assert tl.C45Classifier(prune=None, min_samples_leaf=1, max_depth=1).fit(X, y) \
+        .tree_.feature[0] == 1
+
+
+def test_c45_release8_threshold_penalty():
+    """Quinlan (1996), "Improved use of continuous attributes in C4.5": a threshold test's gain
+    is lowered by log2(N - 1) / |D| for its N - 1 candidate cuts. The numeric x (40 distinct
+    values) has the best gain, 0.531 bits; the categorical c has 0.459; the penalty,
+    log2(39) / 40 = 0.132, puts x below c."""
+    x = np.arange(40, dtype=float)
+    y = (x >= 20).astype(int)
+    y[[5, 12, 30, 31]] ^= 1
+    c = np.where(x >= 20, "hi", "lo")
+    c[25] = "lo"
+    X = pd.DataFrame({"x": x, "c": c})
+    left = y[x <= 19.5]
+    gain_x = _info(np.bincount(y)) - 0.5 * _info(np.bincount(left)) \
+        - 0.5 * _info(np.bincount(y[x > 19.5]))
+    gain_c = _info(np.bincount(y)) - sum((c == v).mean() * _info(np.bincount(y[c == v]))
+                                         for v in ("hi", "lo"))
+    penalty = math.log2(39) / 40
+    assert round(gain_x, 3) == 0.531 and round(gain_c, 3) == 0.459
+    assert gain_x - penalty < gain_c < gain_x
+    plain = tl.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)
+    fair = tl.DecisionTreeClassifier(criterion="entropy", max_depth=1,
+                                     threshold_penalty=True).fit(X, y)
+    assert plain.feature_names_in_[plain.tree_.feature[0]] == "x"
+    assert fair.feature_names_in_[fair.tree_.feature[0]] == "c"
+    assert tl.C45Classifier().get_params()["threshold_penalty"] is True

@@ -87,6 +87,12 @@ _COMMON_CONSTRAINTS = {
     "validation_fraction": [Interval("real", 0.0, 1.0, "neither")],
     "subtree_raising": [InstanceOf((bool, np.bool_), "a bool")],
     "n_jobs": [Interval("int", None, None), None],
+    "min_level_count": [Interval("int", 1, None)],
+    "level_smoothing": [Interval("real", 0.0, None), Interval("int", 0, None)],
+    "selection": [Options(("criterion", "test"))],
+    "selection_alpha": [Interval("real", 0.0, 1.0, "right")],
+    "average_gain": [InstanceOf((bool, np.bool_), "a bool")],
+    "threshold_penalty": [InstanceOf((bool, np.bool_), "a bool")],
 }
 
 _MISSING_CODES = {"learn": MISSING_LEARN, "c45": MISSING_C45, "impute": MISSING_IMPUTE}
@@ -174,6 +180,9 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         multiway=est.categorical_split == "multiway",
         costs=costs, cost_mode=COST_NONE if costs is None else _COST_CODES[est.cost_function],
         cost_weight=float(est.cost_weight),
+        min_count=int(est.min_level_count), smooth=float(est.level_smoothing),
+        selection=int(est.selection == "test"), alpha=float(est.selection_alpha),
+        average_gain=bool(est.average_gain), threshold_penalty=bool(est.threshold_penalty),
     )
     if sp.issparse(X):
         if np.isnan(X.data).any():
@@ -219,7 +228,9 @@ class BaseDecisionTree(BaseEstimator):
                  categorical_split="binary", missing="learn", feature_costs=None,
                  cost_function="tan", cost_weight=1.0, prune=None, prune_cv=10,
                  prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 subtree_raising=False, validation_fraction=0.2, n_jobs=None):
+                 subtree_raising=False, validation_fraction=0.2, n_jobs=None,
+                 min_level_count=1, level_smoothing=0.0, selection="criterion",
+                 selection_alpha=1.0, average_gain=False, threshold_penalty=False):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -247,6 +258,12 @@ class BaseDecisionTree(BaseEstimator):
         self.subtree_raising = subtree_raising
         self.validation_fraction = validation_fraction
         self.n_jobs = n_jobs
+        self.min_level_count = min_level_count
+        self.level_smoothing = level_smoothing
+        self.selection = selection
+        self.selection_alpha = selection_alpha
+        self.average_gain = average_gain
+        self.threshold_penalty = threshold_penalty
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -674,6 +691,33 @@ _DOC_PARAMS = """
         Share of the rows held out for ``prune="reduced_error"``.
     n_jobs : int, default=None
         Cross-validation folds fitted in parallel (joblib) for ``prune="cv"``.
+    min_level_count : int, default=1
+        Levels of a categorical feature with fewer rows than this at a node are pooled into
+        one "other" group for ordering and routing (rare levels cannot win a split on their
+        own). 1: no pooling. Levels unseen at fit keep their route (the missing branch).
+    level_smoothing : float, default=0.0
+        Binary subset splits order the levels by their class share (or mean target) shrunk
+        toward the node's: ``(n_l * share_l + m * share_node) / (n_l + m)`` with ``m`` this
+        value (the m-estimate; LightGBM's ``cat_smooth``). 0: the plain shares (Breiman's
+        exact ordering).
+    selection : {"criterion", "test"}, default="criterion"
+        "test": the split feature is the one with the smallest multiplicity-adjusted p-value
+        of a test of independence between it and the target at the node (chi-square on the
+        class x level table, or on quartile groups for numeric features; for regression on
+        whether the target is above the node's mean), as in
+        conditional inference trees (Hothorn, Hornik & Zeileis 2006) and GUIDE (Loh 2002),
+        which removes the bias toward features with many levels; the criterion then chooses
+        the cut. See :mod:`treelearn.engine.selection` for the formulas.
+    selection_alpha : float, default=1.0
+        With ``selection="test"``: a node is not split when no adjusted p-value is below
+        this (1.0: never stop on it).
+    average_gain : bool, default=False
+        C4.5's rule: the gain ratio chooses only among tests whose gain is at least the
+        average gain of the tests examined (Quinlan 1993, ch. 2).
+    threshold_penalty : bool, default=False
+        C4.5 Release 8's correction for numeric tests: the gain of a threshold test is
+        lowered by ``log2(N - 1) / |D|`` (``N - 1`` candidate cuts, ``|D|`` the node's
+        weight) before it competes (Quinlan 1996).
 
     Notes
     -----
@@ -728,7 +772,9 @@ default="gini"
                  feature_costs=None, cost_function="tan", cost_weight=1.0,
                  misclassification_cost=None, prune=None, prune_cv=10, prune_rule="1se",
                  ccp_risk="impurity", confidence_factor=0.25, subtree_raising=False,
-                 validation_fraction=0.2, n_jobs=None):
+                 validation_fraction=0.2, n_jobs=None, min_level_count=1,
+                 level_smoothing=0.0, selection="criterion", selection_alpha=1.0,
+                 average_gain=False, threshold_penalty=False):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -743,7 +789,10 @@ default="gini"
                          prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
                          ccp_risk=ccp_risk, confidence_factor=confidence_factor,
                          subtree_raising=subtree_raising,
-                         validation_fraction=validation_fraction, n_jobs=n_jobs)
+                         validation_fraction=validation_fraction, n_jobs=n_jobs,
+                         min_level_count=min_level_count, level_smoothing=level_smoothing,
+                         selection=selection, selection_alpha=selection_alpha,
+                         average_gain=average_gain, threshold_penalty=threshold_penalty)
         self.class_weight = class_weight
         self.misclassification_cost = misclassification_cost
 
@@ -843,7 +892,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  categorical_features="auto", categorical_split="binary", missing="learn",
                  feature_costs=None, cost_function="tan", cost_weight=1.0, prune=None,
                  prune_cv=10, prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 subtree_raising=False, validation_fraction=0.2, n_jobs=None):
+                 subtree_raising=False, validation_fraction=0.2, n_jobs=None,
+                 min_level_count=1, level_smoothing=0.0, selection="criterion",
+                 selection_alpha=1.0, average_gain=False, threshold_penalty=False):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -858,7 +909,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                          prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
                          ccp_risk=ccp_risk, confidence_factor=confidence_factor,
                          subtree_raising=subtree_raising,
-                         validation_fraction=validation_fraction, n_jobs=n_jobs)
+                         validation_fraction=validation_fraction, n_jobs=n_jobs,
+                         min_level_count=min_level_count, level_smoothing=level_smoothing,
+                         selection=selection, selection_alpha=selection_alpha,
+                         average_gain=average_gain, threshold_penalty=threshold_penalty)
 
     def _encode_target(self, y, w):
         if y.dtype.kind not in "biuf":
@@ -932,14 +986,19 @@ class C45Classifier(DecisionTreeClassifier):
     branch with a fraction of its weight) and ``min_samples_leaf=2`` (C4.5's minimum of two
     cases: binary splits need two per branch, multiway splits two in at least two branches)
     and ``prune="pessimistic"`` with ``confidence_factor=0.25`` and ``subtree_raising=True``
-    (C4.5's error-based pruning; see :mod:`treelearn.pruning.pessimistic`).
+    (C4.5's error-based pruning; see :mod:`treelearn.pruning.pessimistic`). As C4.5 chooses
+    tests: ``average_gain=True`` (the best gain ratio among tests of at least average gain)
+    and ``threshold_penalty=True`` (Release 8: a numeric test's gain minus
+    ``log2(N - 1) / |D|``).
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gain_ratio",
                                                      "categorical_split": "multiway",
                                                      "missing": "c45", "min_samples_leaf": 2,
                                                      "prune": "pessimistic",
-                                                     "subtree_raising": True})
+                                                     "subtree_raising": True,
+                                                     "average_gain": True,
+                                                     "threshold_penalty": True})
 
 
 class CARTClassifier(DecisionTreeClassifier):
