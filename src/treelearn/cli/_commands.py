@@ -150,7 +150,8 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
                         "numeric (use cart or tree, or --task classification)")
-    params = {"random_state": args.seed,
+    # n_jobs: the folds of CV pruning fit on threads (the kernels release the GIL)
+    params = {"random_state": args.seed, "n_jobs": -1,
               "categorical_features": cols.categorical or None}
     for opt in ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                 "max_leaf_nodes", "splitter"):
