@@ -227,6 +227,7 @@ def _square_files(out: Path, X, y, full, pruned) -> list[str]:
         plot_pruned_tree,
         plot_tree_size,
     )
+    from .export.plot_pruning import pruned_tree_figsize
 
     p = Pruner(full)
     p.prune(p.path.steps_for_alpha(pruned.ccp_alpha_))
@@ -244,7 +245,9 @@ def _square_files(out: Path, X, y, full, pruned) -> list[str]:
          lambda fig: plot_tree_size(pruned.pruning_.path, ax=fig.subplots())),
     ]
     for name, what, draw in pictures:
-        fig = plt.figure(figsize=(11, 5) if name == "square_regions.png" else (8, 5))
+        size = {"square_regions.png": (11, 5),
+                "square_pruned_tree.png": pruned_tree_figsize(p.original)}
+        fig = plt.figure(figsize=size.get(name, (8, 5)))
         draw(fig)
         fig.savefig(out / name, dpi=80)
         plt.close(fig)

@@ -75,12 +75,20 @@ def plot_tree_size(path, ax=None):
     return ax
 
 
+def pruned_tree_figsize(tree) -> tuple[float, float]:
+    """A figure size (inches) at which :func:`plot_pruned_tree` keeps its labels apart: a
+    fifth of an inch per leaf, half an inch per level."""
+    return max(6.0, 0.2 * tree.n_leaves), max(4.0, 0.5 * (tree.max_depth + 1))
+
+
 def plot_pruned_tree(pruner, ax=None, decimals: int = 2):
     """The original tree of ``pruner`` with nodes kept at its current step green and pruned
-    ones red; every internal node is labelled with its pruning cost (the weight, in cases, at
-    which its split is removed: :attr:`Pruner.pruning_alpha`)."""
-    ax = _axes(ax)
+    ones red. Every node whose split has a pruning cost of its own is labelled with it (the
+    weight, in cases, at which the split is removed: :attr:`Pruner.pruning_alpha`); splits
+    that are removed together with an ancestor's have none and stay unlabelled. Without
+    ``ax`` the figure is sized by :func:`pruned_tree_figsize`."""
     tree = pruner.original
+    ax = _axes(ax, figsize=pruned_tree_figsize(tree))
     x, y = tree_layout(tree)
     kept = pruner.kept_mask()
     ptr, kids = tree.branch_ptr, tree.branch_child
@@ -88,11 +96,13 @@ def plot_pruned_tree(pruner, ax=None, decimals: int = 2):
         for c in kids[ptr[i]:ptr[i + 1]]:
             ax.plot([x[i], x[c]], [y[i], y[c]], color="0.6", linewidth=0.8, zorder=1)
     colors = np.where(kept, KEPT_COLOR, PRUNED_COLOR)
-    ax.scatter(x, y, c=list(colors), s=60, zorder=2, edgecolors="k", linewidths=0.5)
+    big = tree.n_leaves > 40
+    ax.scatter(x, y, c=list(colors), s=25 if big else 60, zorder=2, edgecolors="k",
+               linewidths=0.5)
     cost = pruner.pruning_alpha
-    for i in np.flatnonzero(ptr[1:] > ptr[:-1]):
+    for i in np.flatnonzero((ptr[1:] > ptr[:-1]) & np.isfinite(cost)):
         ax.annotate(f"{cost[i]:.{decimals}f}", (x[i], y[i]), textcoords="offset points",
-                    xytext=(0, 7), ha="center", fontsize=7)
+                    xytext=(0, 5 if big else 7), ha="center", fontsize=6 if big else 7)
     ax.set_axis_off()
     ax.set_title(f"Pruned at step {pruner.step} of {pruner.n_steps} "
                  f"(green: kept, red: pruned)")
