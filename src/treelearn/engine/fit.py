@@ -1,12 +1,22 @@
 """Driving a fit from Python: prepare the data once, run a compiled grower in chunks, assemble.
 
-:func:`grow_tree` is the engine's one entry point for dense data. It prepares what the chosen
-splitter reads (presorted lists for ``"best"``/``"random"``, a bin matrix for ``"hist"``),
-allocates every work array once, and calls the compiled loop until it reports that it is
-done. Between two calls control is back in Python: a Ctrl-C stops the fit there (the
-KeyboardInterrupt propagates; nothing is left half-built), and nothing in the compiled code
-runs for more than a fraction of a second at a time. :func:`assemble` turns the node table
-into a :class:`treelearn._tree.Tree`.
+:func:`grow_exact` (presorted lists, ``"best"``/``"random"``), :func:`grow_hist` (a bin
+matrix, ``"hist"``) and :func:`grow_sparse` (CSR) prepare what their node loop reads, allocate
+every work array once, and call the compiled loop until it reports that it is done; each call
+does at most :data:`CHUNK_WORK` entries of work (rows x features), so control is back in
+Python several times a second: a Ctrl-C stops the fit there (the KeyboardInterrupt
+propagates; nothing is left half-built). :func:`assemble` turns the node table into a
+:class:`treelearn._tree.Tree`.
+
+Numeric data and tables share one engine: the same node table (:mod:`.nodes`), feature draw
+(:mod:`.random`), stopping rules, and search of a per-level or per-bin summary
+(:mod:`.levels`; a numeric feature is the special case of an ordered summary without
+missing entries). Two dense node loops remain because the data layouts differ, and each wins
+where the other loses (``benchmarks/bench_realshaped.py``, 2-core machine): presorted lists
+scan a feature of a small node in O(rows) without building anything (fully grown trees:
+exact 1.0-2.9x scikit-learn, hist 0.7-2.7x), while histograms cost O(bins) per feature
+whatever the rows, with subtraction for one child (depth 10 on 327k-350k rows: hist 4.0-6.3x
+scikit-learn, exact 2.7-2.8x). Sparse input keeps its own loop (see :mod:`.sparse`).
 """
 
 from __future__ import annotations
@@ -63,7 +73,6 @@ from .nodes import (
     P_TOTAL_WEIGHT,
     S_ARENA,
     S_HI,
-    S_LO,
     S_PARENT,
     S_SLOT,
     T_IMPURITY,
@@ -142,6 +151,25 @@ def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
             np.zeros(p, dtype=np.int64), np.array([seed], dtype=np.int64), afs, ajs)
 
 
+def _node_table(prm: GrowParams, n: int):
+    """Empty node tables (grown by the loop as needed), level-map store and growth state
+    (the arena of fractional entries starts after the ``n`` rows)."""
+    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    gs[G_ARENA] = n
+    return (np.empty((64, N_ICOLS), dtype=np.int64), np.empty((64, N_FCOLS)),
+            np.empty((64, prm.n_values)), np.empty(64, dtype=np.int64), gs)
+
+
+def _root_stack(n: int) -> np.ndarray:
+    """The depth-first stack holding the root: rows ``[0, n)``, no parent, arena after the
+    ``n`` rows (the sparse grower ignores the arena)."""
+    stack = np.zeros((64, N_SCOLS), dtype=np.int64)
+    stack[0, S_HI] = n
+    stack[0, S_PARENT] = -1
+    stack[0, S_ARENA] = n
+    return stack
+
+
 def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
                yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
     """Grow a tree with the exact (or random) splitter on a dense float32 table (categorical
@@ -172,13 +200,7 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
     kid_lo = np.zeros(kmax, dtype=np.int64)
     kid_hi = np.zeros(kmax, dtype=np.int64)
     ip, fp = prm.arrays(float(w.sum()))
-    cap = 64
-    ti = np.empty((cap, N_ICOLS), dtype=np.int64)
-    tf = np.empty((cap, N_FCOLS))
-    tv = np.empty((cap, prm.n_values))
-    cats = np.empty(64, dtype=np.int64)
-    gs = np.zeros(N_GSTATE, dtype=np.int64)
-    gs[G_ARENA] = n
+    ti, tf, tv, cats, gs = _node_table(prm, n)
     absolute_arg = np.zeros(0) if absolute else None
     if prm.max_leaf_nodes > 0:
         kids = np.empty((64, 2), dtype=np.int64)
@@ -188,11 +210,7 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
                 data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, ip, fp,
                 work, kid_lo, kid_hi, absolute_arg)
     else:
-        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
-        stack[0, S_LO] = 0
-        stack[0, S_HI] = n
-        stack[0, S_PARENT] = -1
-        stack[0, S_ARENA] = n
+        stack = _root_stack(n)
         gs[1] = 1  # G_TOP
         while not gs[G_DONE]:
             data, ti, tf, tv, cats, stack = grow_depth_first(
@@ -298,13 +316,7 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
     kid_slot = np.zeros(kmax, dtype=np.int64)
     need = np.zeros(kmax, dtype=np.bool_)
     ip, fp = prm.arrays(float(w.sum()))
-    cap = 64
-    ti = np.empty((cap, N_ICOLS), dtype=np.int64)
-    tf = np.empty((cap, N_FCOLS))
-    tv = np.empty((cap, prm.n_values))
-    cats = np.empty(64, dtype=np.int64)
-    gs = np.zeros(N_GSTATE, dtype=np.int64)
-    gs[G_ARENA] = n
+    ti, tf, tv, cats, gs = _node_table(prm, n)
     absolute_arg = np.zeros(0) if absolute else None
     edges = binner._table
     args_tail = (pool, free, nfree, priv, tcounts, crit, ip, fp, work, buffers, kid_lo, kid_hi,
@@ -317,10 +329,7 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
                 bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs,
                 *args_tail)
     else:
-        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
-        stack[0, S_HI] = n
-        stack[0, S_PARENT] = -1
-        stack[0, S_ARENA] = n
+        stack = _root_stack(n)
         stack[0, S_SLOT] = -1
         gs[1] = 1  # G_TOP
         while not gs[G_DONE]:
@@ -351,10 +360,7 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     mark = np.zeros(n, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.int32)
     ip, fp = prm.arrays(float(w.sum()))
-    ti = np.empty((64, N_ICOLS), dtype=np.int64)
-    tf = np.empty((64, N_FCOLS))
-    tv = np.empty((64, prm.n_values))
-    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    ti, tf, tv, _, gs = _node_table(prm, 0)
     absolute_arg = np.zeros(0) if absolute else None
     if prm.max_leaf_nodes > 0:
         heap = np.empty(64, dtype=np.int64)
@@ -363,9 +369,7 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
                                                       crit, ip, fp, work, mark, tmp,
                                                       absolute_arg)
     else:
-        stack = np.zeros((64, N_SCOLS), dtype=np.int64)
-        stack[0, S_HI] = n
-        stack[0, S_PARENT] = -1
+        stack = _root_stack(n)
         gs[1] = 1  # G_TOP
         while not gs[G_DONE]:
             ti, tf, tv, stack = grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack,
