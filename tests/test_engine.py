@@ -185,3 +185,32 @@ def test_a_hundred_thousand_levels():
                                         min_level_count=10).fit(X, y)
         assert est.tree_.node_count > 1
         assert est.score(X, y) > 0.6
+
+
+# -- the node loop hands control back between chunks -----------------------------------------
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 50])
+def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_nodes):
+    """With a small work budget per call the compiled loop is entered many times (a Ctrl-C
+    is acted on between two calls) and the tree is the same as in one go."""
+    from treelearn.engine import fit
+    from treelearn.engine import grow_hist as gh
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=3000), "y": rng.normal(size=3000),
+                      "c": pd.Categorical(rng.integers(0, 8, 3000))})
+    X.loc[::11, "x"] = np.nan
+    y = ((X["x"].fillna(0) + X["y"] + (X["c"].cat.codes % 3)) > 1).astype(int).to_numpy()
+    kw = dict(splitter=splitter, max_leaf_nodes=max_leaf_nodes, random_state=0)
+    whole = tl.DecisionTreeClassifier(**kw).fit(X, y)
+    calls = []
+    for mod, name in ((fit, "grow_depth_first"), (fit, "grow_best_first"),
+                      (gh, "grow_hist_depth_first"), (gh, "grow_hist_best_first")):
+        inner = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _f=inner: calls.append(1) or _f(*a))
+    monkeypatch.setattr(fit, "CHUNK_WORK", 5_000)
+    chunked = tl.DecisionTreeClassifier(**kw).fit(X, y)
+    assert len(calls) >= 5
+    assert chunked.tree_ == whole.tree_

@@ -114,7 +114,9 @@ class GrowParams:
     average_gain: bool = False
     threshold_penalty: bool = False
 
-    def arrays(self, total_weight: float, chunk: int = CHUNK_WORK):
+    def arrays(self, total_weight: float, chunk: int | None = None):
+        """The parameter arrays the compiled loops read (``chunk``: work per call, default
+        :data:`CHUNK_WORK` as it is at the call)."""
         ip = np.zeros(N_IPARAMS, dtype=np.int64)
         ip[P_MAX_DEPTH] = self.max_depth
         ip[P_MIN_SPLIT] = self.min_samples_split
@@ -130,7 +132,7 @@ class GrowParams:
         ip[P_SELECTION] = self.selection
         ip[P_AVERAGE_GAIN] = int(self.average_gain)
         ip[P_PENALTY] = int(self.threshold_penalty)
-        ip[P_CHUNK] = chunk
+        ip[P_CHUNK] = CHUNK_WORK if chunk is None else chunk
         fp = np.zeros(N_FPARAMS)
         fp[P_MIN_WEIGHT_LEAF] = self.min_weight_leaf
         fp[P_MIN_IMPURITY_DECREASE] = self.min_impurity_decrease
