@@ -273,12 +273,17 @@ def test_identifier_wins_under_information_gain_not_under_gain_ratio():
     colour = rng.choice(["red", "green", "blue"], n)
     y = np.where(rng.random(n) < 0.85, colour == "red", colour != "red")
     X = pd.DataFrame({"id": [f"row{i}" for i in range(n)], "colour": colour})
-    gain = tl.DecisionTreeClassifier(criterion="entropy", categorical_split="multiway").fit(X, y)
-    ratio = tl.DecisionTreeClassifier(criterion="gain_ratio",
-                                      categorical_split="multiway").fit(X, y)
+    kw = dict(categorical_split="multiway", selection="criterion")
+    gain = tl.DecisionTreeClassifier(criterion="entropy", **kw).fit(X, y)
+    ratio = tl.DecisionTreeClassifier(criterion="gain_ratio", **kw).fit(X, y)
     assert gain.feature_names_in_[gain.tree_.feature[0]] == "id"
     assert gain.tree_.n_branches[0] == n
     assert ratio.feature_names_in_[ratio.tree_.feature[0]] == "colour"
+    # The default (selection="auto": a test of independence chooses the feature when a
+    # column has many levels) is not fooled either: the identifier's table is no evidence.
+    auto = tl.DecisionTreeClassifier(criterion="entropy", categorical_split="multiway").fit(X, y)
+    assert auto.selection_ == "test"
+    assert auto.feature_names_in_[auto.tree_.feature[0]] == "colour"
 
 
 def test_multiway_min_samples_leaf_is_c45s_two_branch_rule():

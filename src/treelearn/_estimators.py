@@ -89,7 +89,7 @@ _COMMON_CONSTRAINTS = {
     "n_jobs": [Interval("int", None, None), None],
     "min_level_count": [Interval("int", 1, None)],
     "level_smoothing": [Interval("real", 0.0, None), Interval("int", 0, None)],
-    "selection": [Options(("criterion", "test"))],
+    "selection": [Options(("auto", "criterion", "test"))],
     "selection_alpha": [Interval("real", 0.0, 1.0, "right")],
     "average_gain": [InstanceOf((bool, np.bool_), "a bool")],
     "threshold_penalty": [InstanceOf((bool, np.bool_), "a bool")],
@@ -165,6 +165,21 @@ def _positive_weight_rows(X, ycls, yreg, w):
             w[keep])
 
 
+#: ``selection="auto"`` chooses features by test when a categorical feature has more levels.
+MANY_LEVELS = 20
+
+
+def _resolve_selection(est) -> str:
+    """``est.selection``, with "auto" made "test" when a categorical feature of the fit has
+    more than :data:`MANY_LEVELS` levels (sets ``est.selection_``)."""
+    sel = est.selection
+    if sel == "auto":
+        many = any(lv is not None and len(lv) > MANY_LEVELS for lv in est.categories_)
+        sel = "test" if many else "criterion"
+    est.selection_ = sel
+    return sel
+
+
 def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, costs, binner: Binner | None) -> Tree:
     """Grow the tree with the engine: presorted lists (``"best"``/``"random"``), histograms
@@ -181,7 +196,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         costs=costs, cost_mode=COST_NONE if costs is None else _COST_CODES[est.cost_function],
         cost_weight=float(est.cost_weight),
         min_count=int(est.min_level_count), smooth=float(est.level_smoothing),
-        selection=int(est.selection == "test"), alpha=float(est.selection_alpha),
+        selection=int(_resolve_selection(est) == "test"), alpha=float(est.selection_alpha),
         average_gain=bool(est.average_gain), threshold_penalty=bool(est.threshold_penalty),
     )
     if sp.issparse(X):
@@ -229,7 +244,7 @@ class BaseDecisionTree(BaseEstimator):
                  cost_function="tan", cost_weight=1.0, prune=None, prune_cv=10,
                  prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
                  subtree_raising=False, validation_fraction=0.2, n_jobs=None,
-                 min_level_count=1, level_smoothing=0.0, selection="criterion",
+                 min_level_count=1, level_smoothing=0.0, selection="auto",
                  selection_alpha=1.0, average_gain=False, threshold_penalty=False):
         self.criterion = criterion
         self.splitter = splitter
@@ -700,14 +715,21 @@ _DOC_PARAMS = """
         toward the node's: ``(n_l * share_l + m * share_node) / (n_l + m)`` with ``m`` this
         value (the m-estimate; LightGBM's ``cat_smooth``). 0: the plain shares (Breiman's
         exact ordering).
-    selection : {"criterion", "test"}, default="criterion"
-        "test": the split feature is the one with the smallest multiplicity-adjusted p-value
+    selection : {"auto", "criterion", "test"}, default="auto"
+        "criterion": the criterion chooses feature and cut (scikit-learn's trees). "test": the
+        split feature is the one with the smallest multiplicity-adjusted p-value
         of a test of independence between it and the target at the node (chi-square on the
         class x level table, or on quartile groups for numeric features; for regression on
         whether the target is above the node's mean), as in
         conditional inference trees (Hothorn, Hornik & Zeileis 2006) and GUIDE (Loh 2002),
         which removes the bias toward features with many levels; the criterion then chooses
-        the cut. See :mod:`treelearn.engine.selection` for the formulas.
+        the cut. See :mod:`treelearn.engine.selection` for the formulas. "auto" (fitted
+        choice in ``selection_``): "test" when a categorical feature has more than 20 levels,
+        else "criterion" (so numeric data grows scikit-learn's tree). Measured on churn-shaped
+        tables (51-level state column, 10 draws, 10-fold CV, fully grown): "criterion" lost
+        0.43 points of accuracy on average (1.5 at worst) when a pure-noise 50-level column
+        was added, "test" 0.18, and "test" was 0.7 points more accurate to begin with
+        (``benchmarks/bench_categorical.py``).
     selection_alpha : float, default=1.0
         With ``selection="test"``: a node is not split when no adjusted p-value is below
         this (1.0: never stop on it).
@@ -773,7 +795,7 @@ default="gini"
                  misclassification_cost=None, prune=None, prune_cv=10, prune_rule="1se",
                  ccp_risk="impurity", confidence_factor=0.25, subtree_raising=False,
                  validation_fraction=0.2, n_jobs=None, min_level_count=1,
-                 level_smoothing=0.0, selection="criterion", selection_alpha=1.0,
+                 level_smoothing=0.0, selection="auto", selection_alpha=1.0,
                  average_gain=False, threshold_penalty=False):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
@@ -893,7 +915,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  feature_costs=None, cost_function="tan", cost_weight=1.0, prune=None,
                  prune_cv=10, prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
                  subtree_raising=False, validation_fraction=0.2, n_jobs=None,
-                 min_level_count=1, level_smoothing=0.0, selection="criterion",
+                 min_level_count=1, level_smoothing=0.0, selection="auto",
                  selection_alpha=1.0, average_gain=False, threshold_penalty=False):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
@@ -969,12 +991,14 @@ class ID3Classifier(DecisionTreeClassifier):
 
     A :class:`DecisionTreeClassifier` with ``criterion="entropy"`` (information gain in bits),
     ``categorical_split="multiway"`` and ``categorical_features="auto"``; grown until leaves
-    are pure, not pruned. Numeric features get binary threshold splits (ID3 itself had none).
-    Every parameter of :class:`DecisionTreeClassifier` can be set.
+    are pure, not pruned, the feature chosen by the criterion (``selection="criterion"``).
+    Numeric features get binary threshold splits (ID3 itself had none). Every parameter of
+    :class:`DecisionTreeClassifier` can be set.
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "entropy",
-                                                     "categorical_split": "multiway"})
+                                                     "categorical_split": "multiway",
+                                                     "selection": "criterion"})
 
 
 class C45Classifier(DecisionTreeClassifier):
@@ -989,7 +1013,7 @@ class C45Classifier(DecisionTreeClassifier):
     (C4.5's error-based pruning; see :mod:`treelearn.pruning.pessimistic`). As C4.5 chooses
     tests: ``average_gain=True`` (the best gain ratio among tests of at least average gain)
     and ``threshold_penalty=True`` (Release 8: a numeric test's gain minus
-    ``log2(N - 1) / |D|``).
+    ``log2(N - 1) / |D|``), and ``selection="criterion"``.
     """
 
     __init__ = _preset_init(DecisionTreeClassifier, {"criterion": "gain_ratio",
@@ -998,7 +1022,8 @@ class C45Classifier(DecisionTreeClassifier):
                                                      "prune": "pessimistic",
                                                      "subtree_raising": True,
                                                      "average_gain": True,
-                                                     "threshold_penalty": True})
+                                                     "threshold_penalty": True,
+                                                     "selection": "criterion"})
 
 
 class CARTClassifier(DecisionTreeClassifier):

@@ -94,9 +94,9 @@ _TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f"
 #: Tree arrays a model file of an earlier version may lack (the Tree's default applies).
 _TREE_OPTIONAL = ("missing_seen",)
 #: Fitted attributes a model file may set (anything else in ``fitted`` is refused).
-_FITTED = ("tree_", "unpruned_tree_", "n_features_in_", "feature_names_in_", "is_categorical_",
-           "categories_", "classes_", "n_classes_", "cost_matrix_", "binner_", "pruning_",
-           "ccp_alpha_", "n_outputs_", "max_features_")
+_FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_names_in_",
+           "is_categorical_", "categories_", "classes_", "n_classes_", "cost_matrix_",
+           "binner_", "pruning_", "ccp_alpha_", "n_outputs_", "max_features_")
 
 
 #: What reading a damaged archive raises (bad headers, CRC, truncated deflate streams).
