@@ -38,13 +38,16 @@ import treelearn as tl  # noqa: E402
 from treelearn._progress import say  # noqa: E402
 
 SETTINGS = {
-    "plain": {},
-    "pool 10": {"min_level_count": 10},
-    "pool 30": {"min_level_count": 30},
-    "smooth 10": {"level_smoothing": 10.0},
-    "pool 10 + smooth 10": {"min_level_count": 10, "level_smoothing": 10.0},
+    "default (auto)": {},
+    "plain": {"selection": "criterion"},
+    "pool 10": {"selection": "criterion", "min_level_count": 10},
+    "pool 30": {"selection": "criterion", "min_level_count": 30},
+    "smooth 10": {"selection": "criterion", "level_smoothing": 10.0},
+    "pool 10 + smooth 10": {"selection": "criterion", "min_level_count": 10,
+                            "level_smoothing": 10.0},
     "test": {"selection": "test"},
     "test + pool 10": {"selection": "test", "min_level_count": 10},
+    "test + pool 30": {"selection": "test", "min_level_count": 30},
 }
 
 
