@@ -95,6 +95,8 @@ def adjusted_log_pvalue(log_p, m):
     if m <= 1:
         return log_p
     p = math.exp(log_p)
+    if p >= 1.0:
+        return 0.0  # log1p(-1) is -inf (a domain error in plain Python)
     if p < 1e-10:
         return math.log(m) + log_p
     return math.log(-math.expm1(m * math.log1p(-p)))
