@@ -1,8 +1,12 @@
 import os
 
-import numpy as np
-import pytest
-from hypothesis import settings
+# Every tree treelearn's growers assemble is checked against the Tree invariants in the tests
+# (outside them the growers' trees skip the check; see treelearn._tree.CHECK_TRUSTED).
+os.environ["TREELEARN_CHECK_TREES"] = "1"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # Without the JIT every kernel runs as Python (coverage mode): fewer random examples.
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") == "1"

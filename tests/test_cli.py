@@ -403,8 +403,33 @@ def test_help_lists_commands_with_examples():
         assert "examples:" in sub.stdout and f"treelearn {cmd}" in sub.stdout
     assert call().returncode == 0 and "COMMAND" in call().stdout
     assert run("--version").stdout.strip() == f"treelearn {tl.__version__}"
+    top = subprocess.run([sys.executable, "-m", "treelearn", "--version"], capture_output=True,
+                         text=True, timeout=300)
+    assert top.returncode == 0 and top.stdout.strip() == f"treelearn {tl.__version__}"
     out = call("demo", "nope")
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_cross_validated_score_is_the_mean_over_folds_of_refits(table_csv):
+    """The fits of the printed CV score run on a thread pool next to the whole fit: the score
+    is still the plain mean of the folds' refits (and the saved model the whole fit)."""
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    d = table_csv
+    out = call("fit", "shop.csv", "--target", "label", "--ignore", "price,id", "--test-size",
+               "0", "--seed", "3", cwd=d)
+    assert out.returncode == 0, out.stderr
+    model = tl.io.load(d / "shop.tlm")
+    df = pd.read_csv(d / "shop.csv")
+    X = df[["colour", "size", "weight"]].astype({"colour": "category"})
+    y = df["label"].to_numpy()
+    folds = StratifiedKFold(5, shuffle=True, random_state=3).split(X, y.astype(str))
+    scores = [clone(model).fit(X.iloc[tr], y[tr]).score(X.iloc[te], y[te]) for tr, te in folds]
+    info = tl.io.read_metadata(d / "shop.tlm")["info"]["cross_validated"]
+    assert info["accuracy"] == pytest.approx(np.mean(scores), abs=1e-12)
+    whole = clone(model).fit(X, y)
+    assert whole.tree_ == model.tree_
 
 
 def test_progress_bar_only_on_a_terminal(table_csv, tmp_path):

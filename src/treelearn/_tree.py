@@ -45,6 +45,7 @@ tree as level codes (float32 ``0, 1, ...``; NaN for missing or unseen levels), s
 from __future__ import annotations
 
 import math
+import os
 from functools import cached_property
 
 import numpy as np
@@ -317,6 +318,10 @@ _EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing
                  "missing_seen")
 
 
+#: Check even the trees of treelearn's own growers (set by the test suite).
+CHECK_TRUSTED = os.environ.get("TREELEARN_CHECK_TREES") == "1"
+
+
 class Tree:
     """A fitted decision tree: flat arrays, one row per node (see module docstring).
 
@@ -349,7 +354,7 @@ class Tree:
     def __init__(self, n_features, n_classes, children_left, children_right, feature, threshold,
                  impurity, n_node_samples, weighted_n_node_samples, value, *, branch_ptr=None,
                  branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None,
-                 missing_seen=None):
+                 missing_seen=None, _trusted=False):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -392,8 +397,12 @@ class Tree:
             missing_seen = self.children_left != TREE_LEAF
         self.missing_seen = np.ascontiguousarray(missing_seen, dtype=np.bool_)
         # Validated before any kernel reads the arrays: a kernel following a bad child index
-        # would read out of bounds, so no Tree exists that breaks the invariants.
-        self.check()
+        # would read out of bounds, so no Tree exists that breaks the invariants. Trees
+        # assembled by treelearn's own growers (``_trusted``) hold them by construction and
+        # skip the check (a sixth of a small fully grown fit); the test suite sets
+        # TREELEARN_CHECK_TREES=1 so that every one of them is checked there too.
+        if not _trusted or CHECK_TRUSTED:
+            self.check()
         self.max_depth = int(self.node_depths().max())
 
     # -- size ------------------------------------------------------------------------------------
@@ -741,7 +750,7 @@ class Tree:
             self.weighted_n_node_samples[order], self.value[order],
             branch_ptr=new_ptr, branch_child=new_kids, cat_ptr=new_cptr, cat_branch=new_cat,
             missing_branch=np.where(cut, TREE_UNDEFINED, self.missing_branch[order]),
-            missing_seen=np.where(cut, False, self.missing_seen[order]),
+            missing_seen=np.where(cut, False, self.missing_seen[order]), _trusted=True,
         )
 
     def __eq__(self, other: object) -> bool:

@@ -242,17 +242,17 @@ def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
     ncat = np.where(inner, ti[:, N_CATLEN], 0)
     cptr = np.zeros(count + 1, dtype=np.intp)
     cptr[1:] = np.cumsum(ncat)
-    cat = np.empty(int(cptr[-1]), dtype=np.intp)
-    for i in np.flatnonzero(ncat):
-        off = ti[i, N_CATOFF]
-        cat[cptr[i]:cptr[i + 1]] = cats[off:off + ncat[i]]
+    # Each categorical node's level map, gathered from its offset in the store at once.
+    owner = np.repeat(np.arange(count), ncat)
+    within = np.arange(int(cptr[-1])) - cptr[owner]
+    cat = cats[ti[owner, N_CATOFF] + within].astype(np.intp)
     feature = np.where(inner, ti[:, N_FEATURE], TREE_UNDEFINED)
     threshold = np.where(inner, tf[:, T_THRESHOLD], float(TREE_UNDEFINED))
     mb = np.where(inner, ti[:, N_MB], TREE_UNDEFINED)
     tree = Tree(n_features, [n_classes], first, last, feature, threshold, tf[:, T_IMPURITY],
                 ti[:, N_NSAMP], tf[:, T_WEIGHT], tv[:count], branch_ptr=ptr,
                 branch_child=child, cat_ptr=cptr, cat_branch=cat, missing_branch=mb,
-                missing_seen=np.where(inner, ti[:, N_SEEN], 0).astype(bool))
+                missing_seen=np.where(inner, ti[:, N_SEEN], 0).astype(bool), _trusted=True)
     return tree
 
 

@@ -11,9 +11,10 @@ smallest effective alpha (ties: the lowest node index) gives the nested sequence
 ``ccp_alpha`` keeps the subtree reached before the first alpha larger than it. This is
 scikit-learn's definition, and the path and pruned trees are identical to scikit-learn's.
 
-scikit-learn rescans every internal node after each collapse (quadratic in the tree size); here a
-heap keyed on ``(alpha, node)`` with lazy invalidation makes it ``O(n depth log n)`` while giving
-the same sequence, because each alpha is recomputed with the same floating-point operations.
+scikit-learn rescans every internal node after each collapse (quadratic in the tree size); here an
+indexed heap keyed on ``(alpha, node)``, updated in place for the ancestors of each collapse,
+makes it ``O(n depth log n)`` while giving the same sequence, because each alpha is recomputed
+with the same floating-point operations.
 """
 
 from __future__ import annotations
@@ -27,45 +28,42 @@ from ..engine.config import njit
 
 
 @njit
-def _hpush(ha, hi, hv, size, a, i, v):
-    pos = size
-    ha[pos] = a
-    hi[pos] = i
-    hv[pos] = v
-    while pos > 0:
-        p = (pos - 1) // 2
-        if ha[p] < ha[pos] or (ha[p] == ha[pos] and hi[p] < hi[pos]):
-            break
-        ha[p], ha[pos] = ha[pos], ha[p]
-        hi[p], hi[pos] = hi[pos], hi[p]
-        hv[p], hv[pos] = hv[pos], hv[p]
-        pos = p
-    return size + 1
+def _before(ka, na, kb, nb):
+    """Heap order: the smaller alpha first, the lower node index on ties."""
+    return ka < kb or (ka == kb and na < nb)
 
 
 @njit
-def _hpop(ha, hi, hv, size):
-    a = ha[0]
-    i = hi[0]
-    v = hv[0]
-    size -= 1
-    ha[0] = ha[size]
-    hi[0] = hi[size]
-    hv[0] = hv[size]
-    pos = 0
+def _sift_up(hk, hn, pos, q):
+    while q > 0:
+        p = (q - 1) // 2
+        if not _before(hk[q], hn[q], hk[p], hn[p]):
+            break
+        _swap(hk, hn, pos, p, q)
+        q = p
+    return q
+
+
+@njit
+def _sift_down(hk, hn, pos, q, size):
     while True:
-        c = 2 * pos + 1
+        c = 2 * q + 1
         if c >= size:
             break
-        if c + 1 < size and (ha[c + 1] < ha[c] or (ha[c + 1] == ha[c] and hi[c + 1] < hi[c])):
+        if c + 1 < size and _before(hk[c + 1], hn[c + 1], hk[c], hn[c]):
             c += 1
-        if ha[pos] < ha[c] or (ha[pos] == ha[c] and hi[pos] < hi[c]):
+        if not _before(hk[c], hn[c], hk[q], hn[q]):
             break
-        ha[c], ha[pos] = ha[pos], ha[c]
-        hi[c], hi[pos] = hi[pos], hi[c]
-        hv[c], hv[pos] = hv[pos], hv[c]
-        pos = c
-    return a, i, v, size
+        _swap(hk, hn, pos, c, q)
+        q = c
+
+
+@njit
+def _swap(hk, hn, pos, a, b):
+    hk[a], hk[b] = hk[b], hk[a]
+    hn[a], hn[b] = hn[b], hn[a]
+    pos[hn[a]] = a
+    pos[hn[b]] = b
 
 
 @njit
@@ -75,6 +73,11 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
     Returns ``(nodes, alphas, risks, initial_risk, removed)``: at step ``k`` node ``nodes[k]``
     is collapsed at effective alpha ``alphas[k]``, after which the tree's total leaf risk is
     ``risks[k]``; ``removed[k]`` nodes leave the tree. The last step collapses the root.
+
+    An indexed heap holds every internal node of the current subtree once, keyed on its
+    effective alpha: a collapse changes the alphas of its ancestors only, which are moved in
+    place. (A heap with stale entries instead grew to the tree size times the depth on fully
+    grown trees: 0.18 s per path at 43k rows against 0.02 s, measured.)
     """
     n = branch_ptr.shape[0] - 1
     parent = np.full(n, -1, dtype=np.int64)
@@ -101,17 +104,18 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
     for i in range(n):
         if not is_leaf[i]:
             n_internal += 1
-    cap = 4 * n + 16
-    ha = np.empty(cap)
-    hi = np.empty(cap, dtype=np.int64)
-    hv = np.empty(cap, dtype=np.int64)
-    version = np.zeros(n, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
-    size = np.int64(0)
+    hk = np.empty(n_internal)
+    hn = np.empty(n_internal, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    size = 0
     for i in range(n):
         if not is_leaf[i]:
-            size = _hpush(ha, hi, hv, size, (r_node[i] - r_branch[i]) / (n_leaves[i] - 1), i,
-                          version[i])
+            hk[size] = (r_node[i] - r_branch[i]) / (n_leaves[i] - 1)
+            hn[size] = i
+            pos[i] = size
+            size += 1
+    for q in range(size // 2 - 1, -1, -1):
+        _sift_down(hk, hn, pos, q, size)
     nodes = np.empty(n_internal, dtype=np.int64)
     alphas = np.empty(n_internal)
     risks = np.empty(n_internal)
@@ -120,10 +124,11 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
     step = 0
     stack = np.empty(n, dtype=np.int64)
     while size > 0 and not is_leaf[0]:
-        a, i, v, size = _hpop(ha, hi, hv, size)
-        if not alive[i] or is_leaf[i] or v != version[i]:
-            continue
-        # Collapse i: its descendants leave the tree.
+        a = hk[0]
+        i = hn[0]
+        _heap_remove(hk, hn, pos, 0, size)
+        size -= 1
+        # Collapse i: its descendants leave the tree (and the heap).
         top = 0
         for k in range(branch_ptr[i], branch_ptr[i + 1]):
             stack[top] = branch_child[k]
@@ -132,9 +137,10 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
         while top > 0:
             top -= 1
             j = stack[top]
-            alive[j] = False
             n_removed += 1
             if not is_leaf[j]:
+                _heap_remove(hk, hn, pos, pos[j], size)
+                size -= 1
                 for k in range(branch_ptr[j], branch_ptr[j + 1]):
                     stack[top] = branch_child[k]
                     top += 1
@@ -147,18 +153,10 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
         while j != -1:
             n_leaves[j] -= n_pruned
             r_branch[j] += r_diff
-            version[j] += 1
-            if size + 1 > ha.shape[0]:
-                ha2 = np.empty(2 * ha.shape[0])
-                hi2 = np.empty(2 * ha.shape[0], dtype=np.int64)
-                hv2 = np.empty(2 * ha.shape[0], dtype=np.int64)
-                for q in range(size):
-                    ha2[q] = ha[q]
-                    hi2[q] = hi[q]
-                    hv2[q] = hv[q]
-                ha, hi, hv = ha2, hi2, hv2
-            size = _hpush(ha, hi, hv, size, (r_node[j] - r_branch[j]) / (n_leaves[j] - 1), j,
-                          version[j])
+            q = pos[j]
+            hk[q] = (r_node[j] - r_branch[j]) / (n_leaves[j] - 1)
+            q = _sift_up(hk, hn, pos, q)
+            _sift_down(hk, hn, pos, q, size)
             j = parent[j]
         nodes[step] = i
         alphas[step] = a
@@ -166,6 +164,19 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
         removed[step] = n_removed
         step += 1
     return nodes[:step], alphas[:step], risks[:step], initial, removed[:step]
+
+
+@njit
+def _heap_remove(hk, hn, pos, q, size):
+    """Remove the entry at heap position ``q`` (``size`` entries before)."""
+    last = size - 1
+    pos[hn[q]] = -1
+    if q != last:
+        hk[q] = hk[last]
+        hn[q] = hn[last]
+        pos[hn[q]] = q
+        q = _sift_up(hk, hn, pos, q)
+        _sift_down(hk, hn, pos, q, last)
 
 
 @njit
