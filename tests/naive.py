@@ -477,3 +477,117 @@ def naive_best_subset(codes, y, w, crit, n_classes=None):
             groups = [(y[left], w[left]), (y[~left], w[~left])]
             best = max(best, impurity_decrease(groups, crit, n_classes))
     return best
+
+
+def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exact",
+                          raising=True):
+    """Twin of ``treelearn.pruning.pessimistic.pessimistic_prune_cases``: Quinlan's
+    case-driven pessimistic pruning with subtree raising, every case routed one at a time.
+
+    Returns the root ``_Slot`` (the module's container: original node, kids, dist, cases,
+    count) for ``_slots_to_tree``. Sums run in the order the module's must match: a branch's
+    cases in row order, its fractional (missing) cases after its own; a raised branch's
+    estimate routes all the node's cases in row order.
+    """
+    from treelearn.pruning.pessimistic import C45_SLACK, _Slot, u_cf
+
+    K = tree.value.shape[2]
+    ptr, bc = tree.branch_ptr, tree.branch_child
+    slots = [_Slot(i, []) for i in range(tree.node_count)]
+    for i in range(tree.node_count):
+        slots[i].kids = [slots[c] for c in bc[ptr[i]:ptr[i + 1]]]
+
+    def share(node):
+        kids = bc[ptr[node]:ptr[node + 1]]
+        ws = tree.weighted_n_node_samples[kids]
+        tot = ws.sum()
+        return ws / tot if tot > 0 else np.full(kids.size, 1.0 / kids.size)
+
+    def branch(node, r):
+        """Branch of row ``r`` at ``node``; -1: every branch (fractional)."""
+        x = float(np.float32(X[r, tree.feature[node]]))
+        c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
+        b = -1
+        if not math.isnan(x):
+            if c1 > c0:
+                code = int(x)
+                if 0 <= code < c1 - c0:
+                    b = int(tree.cat_branch[c0 + code])
+            else:
+                b = 0 if x <= tree.threshold[node] else 1
+        if b < 0 and tree.missing_branch[node] >= 0:
+            b = int(tree.missing_branch[node])
+        return b
+
+    def parts(slot, rows, wts):
+        k = len(slot.kids)
+        known = [([], []) for _ in range(k)]
+        miss_r, miss_w = [], []
+        for r, x in zip(rows, wts, strict=True):
+            b = branch(slot.node, r)
+            if b < 0:
+                miss_r.append(r)
+                miss_w.append(x)
+            else:
+                known[b][0].append(r)
+                known[b][1].append(x)
+        sh = share(slot.node)
+        return [(kr + miss_r, kw + [x * sh[j] for x in miss_w])
+                for j, (kr, kw) in enumerate(known)]
+
+    def leaf_estimate(dist):
+        cases = float(dist.sum())
+        errors = cases - float(dist.max()) if cases > 0 else 0.0
+        return cases * float(u_cf(errors, cases, confidence_factor, method)), cases
+
+    def dist_of(rows, wts):
+        d = np.zeros(K)
+        for r, x in zip(rows, wts, strict=True):
+            d[codes[r]] += x
+        return d
+
+    def route_all(slot, rows, wts):
+        """Estimated errors of the slot's current subtree on the cases, each routed alone."""
+        acc = {}
+        for r, x in zip(rows, wts, strict=True):
+            stack = [(slot, x)]
+            while stack:
+                s, ww = stack.pop()
+                if not s.kids:
+                    acc.setdefault(id(s), [s, np.zeros(K)])[1][codes[r]] += ww
+                    continue
+                b = branch(s.node, r)
+                if b < 0:
+                    sh = share(s.node)
+                    stack.extend((s.kids[j], ww * sh[j]) for j in range(len(s.kids)))
+                else:
+                    stack.append((s.kids[b], ww))
+        # one array summed by NumPy, as the module sums its touched leaves
+        return float(np.sum(np.array([leaf_estimate(d)[0] for _, d in acc.values()])))
+
+    def estimate(slot, rows, wts):
+        dist = dist_of(rows, wts)
+        leaf, cases = leaf_estimate(dist)
+        slot.dist, slot.cases, slot.count = dist, cases, sum(1 for x in wts if x > 0)
+        if not slot.kids:
+            return leaf
+        ps = parts(slot, rows, wts)
+        subtree = 0.0
+        for kid, (r, ww) in zip(slot.kids, ps, strict=True):
+            subtree += estimate(kid, r, ww)
+        big_est = np.inf
+        if raising:
+            big = int(np.argmax([sum(ww) for _, ww in ps]))
+            big_est = route_all(slot.kids[big], rows, wts)
+        if leaf <= big_est + C45_SLACK and leaf <= subtree + C45_SLACK:
+            slot.kids = []
+            return leaf
+        if big_est <= subtree + C45_SLACK:
+            child = slot.kids[big]
+            slot.node, slot.kids = child.node, child.kids
+            return estimate(slot, rows, wts)
+        return subtree
+
+    rows = [int(r) for r in np.flatnonzero(np.asarray(w) > 0)]
+    estimate(slots[0], rows, [float(w[r]) for r in rows])
+    return slots[0]

@@ -16,7 +16,7 @@ import scipy.stats
 from conftest import JIT_DISABLED
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_route, naive_subtree_loss
+from naive import naive_route, naive_subtree_loss, naive_subtree_raising
 from sklearn import tree as sktree
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
@@ -191,6 +191,38 @@ def test_subtree_raising(seed):
     via_fit = tl.DecisionTreeClassifier(criterion="entropy", random_state=0,
                                         prune="pessimistic", subtree_raising=True).fit(X, y)
     assert via_fit.tree_ == r
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_subtree_raising_equals_the_case_by_case_twin(case):
+    """The pruning (cases grouped by branch, the leaves among a node's children estimated at
+    once) equals its twin, which routes every case alone: binary and multiway trees,
+    fractional missing values, sample weights, both limits, with and without raising."""
+    from treelearn.engine.columns import encode_table
+    from treelearn.engine.criteria import node_impurity
+    from treelearn.pruning.pessimistic import _slots_to_tree
+
+    rng = np.random.default_rng(case)
+    n = 300
+    df = pd.DataFrame({"a": rng.choice([f"v{i}" for i in range(12)], n),
+                       "b": rng.normal(size=n).round(1), "c": rng.integers(0, 4, n)})
+    y = ((df["a"].isin(["v0", "v1", "v2", "v3"]) ^ (df["b"] > 0.3)) ^ (rng.random(n) < 0.25)
+         ).astype(int).to_numpy()
+    if case % 2:
+        df.loc[rng.random(n) < 0.15, "a"] = None
+        df.loc[rng.random(n) < 0.15, "b"] = np.nan
+    w = rng.integers(1, 4, n).astype(float) if case % 4 >= 2 else np.ones(n)
+    est = tl.C45Classifier(prune=None, min_samples_leaf=1, random_state=0,
+                           threshold_penalty=False).fit(df, y, sample_weight=w)
+    t = est.tree_
+    X = encode_table(df, est.is_categorical_, est.categories_, list(df.columns))
+    method = "exact" if case < 4 else "c45"
+    for raising in (True, False):
+        ours = pessimistic_prune_cases(t, X, y, w, 1, 0.25, method, raising=raising)
+        twin = _slots_to_tree(t, naive_subtree_raising(t, X, y, w, 0.25, method, raising),
+                              1, node_impurity)
+        assert ours == twin
+    assert t.node_count > 20 and any(t.n_branches > 2)
 
 
 def test_subtree_raising_changes_a_tree_and_handles_missing_and_sparse():
