@@ -116,3 +116,17 @@ def test_absolute_error_predicts_leaf_medians():
     leaves = est.apply(X)
     for leaf in np.unique(leaves):
         assert est.tree_.value[leaf, 0, 0] == pytest.approx(np.median(y[leaves == leaf]))
+
+
+@pytest.mark.parametrize("y", [np.arange(-5, 7).repeat(3)[::-1], np.array([3, 10**12, 3]),
+                               np.array([2, 2, 0], dtype=np.uint8), np.array(["b", "a", "b"]),
+                               np.array([True, False, True]), np.array([1.5, -1.0, 1.5])])
+def test_class_codes_equal_numpy_unique(y):
+    """Integer labels are coded by counting; the result is np.unique's, dtype included."""
+    from treelearn._estimators import _class_codes
+
+    classes, codes = _class_codes(y)
+    ref_classes, ref_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == ref_classes.dtype
+    np.testing.assert_array_equal(classes, ref_classes)
+    np.testing.assert_array_equal(codes, ref_codes)

@@ -1399,6 +1399,9 @@ class GeneralGrower:
         if (node.depth >= prm.max_depth or n < prm.min_samples_split
                 or node.weight < 2.0 * prm.min_weight_leaf or node.impurity <= EPSILON):
             return
+        if prm.missing == 1 and \
+                node.weight < 2.0 * prm.min_samples_leaf * C45_SLACK * (1.0 - 1e-12):
+            return  # no C4.5 test has two branches of min_samples_leaf in weight
         c = self.c
         kernel = search_node_abs if prm.crit == ABSOLUTE_ERROR else search_node
         f, kind, nb, mb, lo, hi, _, node.n_constants = kernel(
