@@ -591,3 +591,55 @@ def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exa
     rows = [int(r) for r in np.flatnonzero(np.asarray(w) > 0)]
     estimate(slots[0], rows, [float(w[r]) for r in rows])
     return slots[0]
+
+
+def naive_weakest_links(branch_ptr, branch_child, r_node):
+    """Twin of ``treelearn.pruning.cost_complexity.weakest_link_sequence``: after every
+    collapse, rescan every internal node of the current subtree for the least
+    ``(alpha, node)``. Risks below a node are kept with the kernel's arithmetic (leaves in
+    index order bubbling up, then each collapse's difference added along the path), so the
+    two agree to the bit, exact ties included. Returns ``(nodes, alphas)``."""
+    n = len(branch_ptr) - 1
+    parent = [-1] * n
+    kids = [list(branch_child[branch_ptr[i]:branch_ptr[i + 1]]) for i in range(n)]
+    for i in range(n):
+        for c in kids[i]:
+            parent[c] = i
+    leaf = [not kids[i] for i in range(n)]
+    r_branch = [0.0] * n
+    n_leaves = [0] * n
+    for i in range(n):
+        if leaf[i]:
+            r_branch[i] = r_node[i]
+            j = i
+            while j != 0:
+                r_branch[parent[j]] += r_node[i]
+                n_leaves[parent[j]] += 1
+                j = parent[j]
+    alive = [True] * n
+    nodes, alphas = [], []
+    while not leaf[0]:
+        best = None
+        for i in range(n):
+            if alive[i] and not leaf[i]:
+                a = (r_node[i] - r_branch[i]) / (n_leaves[i] - 1)
+                if best is None or a < best[0]:
+                    best = (a, i)
+        a, i = best
+        stack = list(kids[i])
+        while stack:
+            j = stack.pop()
+            alive[j] = False
+            if not leaf[j]:
+                stack.extend(kids[j])
+        leaf[i] = True
+        d_leaves, d_risk = n_leaves[i] - 1, r_node[i] - r_branch[i]
+        n_leaves[i], r_branch[i] = 0, r_node[i]
+        j = parent[i]
+        while j != -1:
+            n_leaves[j] -= d_leaves
+            r_branch[j] += d_risk
+            j = parent[j]
+        nodes.append(i)
+        alphas.append(a)
+    return np.asarray(nodes), np.asarray(alphas)

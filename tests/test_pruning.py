@@ -16,7 +16,12 @@ import scipy.stats
 from conftest import JIT_DISABLED
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_route, naive_subtree_loss, naive_subtree_raising
+from naive import (
+    naive_route,
+    naive_subtree_loss,
+    naive_subtree_raising,
+    naive_weakest_links,
+)
 from sklearn import tree as sktree
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
@@ -934,3 +939,20 @@ def test_splitter_choice():
         make_splitter(1, True, y, 0)
     with pytest.raises(ValueError, match="2 samples"):
         make_splitter(5, True, y[:1], 0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_weakest_link_sequence_equals_the_rescanning_twin(seed):
+    """The heap with stale keys collapses exactly what a rescan of every node would, ties
+    included: risks with few distinct values (misclassified counts) make many."""
+    from treelearn.pruning.cost_complexity import weakest_link_sequence
+
+    X, y = _noisy(seed, n=500, classes=3)
+    t = tl.DecisionTreeClassifier(random_state=seed, max_depth=None if seed % 2 else 7
+                                  ).fit(np.round(X, 1), y).tree_
+    misclassified = t.weighted_n_node_samples * (1.0 - t.value[:, 0].max(axis=1))
+    for r in (t.impurity * t.weighted_n_node_samples / 500.0, misclassified / 500.0):
+        nodes, alphas, _, _, _ = weakest_link_sequence(t.branch_ptr, t.branch_child, r)
+        twin_nodes, twin_alphas = naive_weakest_links(t.branch_ptr, t.branch_child, r)
+        np.testing.assert_array_equal(nodes, twin_nodes)
+        np.testing.assert_array_equal(alphas, twin_alphas)
