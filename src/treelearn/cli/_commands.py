@@ -210,8 +210,8 @@ def _fit_and_score(est, X, y, splits, bar) -> np.ndarray | None:
     2 cores, 14.9 s one after the other).
     """
     import os
-    from concurrent.futures import ThreadPoolExecutor
 
+    from joblib import Parallel, delayed
     from sklearn.base import clone
 
     def whole():
@@ -223,19 +223,12 @@ def _fit_and_score(est, X, y, splits, bar) -> np.ndarray | None:
         bar.update()
         return m.score(X.iloc[test], y[test])
 
-    workers = max(1, min(os.cpu_count() or 1, 1 + len(splits or ())))
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        main = pool.submit(whole)
-        scores = [pool.submit(fold, tr, te) for tr, te in (splits or ())]
-        main.result()
-        out = np.asarray([f.result() for f in scores]) if splits is not None else None
-    except BaseException:
-        # Ctrl-C or a failed fit: queued fits never start (running ones end their chunk).
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return out
+    jobs = [delayed(whole)()] + [delayed(fold)(tr, te) for tr, te in (splits or ())]
+    workers = max(1, min(os.cpu_count() or 1, len(jobs)))
+    # joblib's threads, not concurrent.futures': on Ctrl-C the command exits without waiting
+    # for the fits under way (daemon threads; the interpreter joins an executor's threads).
+    out = Parallel(n_jobs=workers, prefer="threads")(jobs)
+    return np.asarray(out[1:]) if splits is not None else None
 
 
 def fit(args: argparse.Namespace) -> None:
