@@ -12,9 +12,10 @@ smallest effective alpha (ties: the lowest node index) gives the nested sequence
 scikit-learn's definition, and the path and pruned trees are identical to scikit-learn's.
 
 scikit-learn rescans every internal node after each collapse (quadratic in the tree size); here an
-indexed heap keyed on ``(alpha, node)``, updated in place for the ancestors of each collapse,
-makes it ``O(n depth log n)`` while giving the same sequence, because each alpha is recomputed
-with the same floating-point operations.
+indexed heap keyed on ``(alpha, node)`` whose keys are lower bounds, brought up to date when
+they reach the top, gives the same sequence in ``O(n depth + n log n)`` steps, because each
+alpha is recomputed with the same floating-point operations
+(:func:`weakest_link_sequence`).
 """
 
 from __future__ import annotations

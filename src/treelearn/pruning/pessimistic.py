@@ -74,6 +74,12 @@ def u_cf(errors, n, confidence_factor: float = 0.25, method: str = "exact") -> n
         raise ValueError("errors and n must be non-negative.")
     e = np.clip(e, 0.0, None)
     e, n = np.broadcast_arrays(e, n)
+    return _u_limit(e, n, cf, method)
+
+
+def _u_limit(e: np.ndarray, n: np.ndarray, cf: float, method: str) -> np.ndarray:
+    """:func:`u_cf` of float arrays of one shape already checked (``e``, ``n`` >= 0, ``cf`` in
+    (0, 1), a known method): the pruning loops call it per node without the checks."""
     out = np.ones(e.shape)
     if method == "c45":
         ok = n > 0.0
@@ -253,6 +259,7 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
 
     check_classification(tree, "pessimistic pruning")
     u_cf(0, 1, confidence_factor, method)  # validates the arguments
+    cf = float(confidence_factor)
 
     def u_one(e: float, n: float) -> float:
         """:func:`u_cf` of one leaf without NumPy's per-call overhead (same branches)."""
@@ -264,18 +271,6 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
         if n - e <= 1e-12:
             return 1.0
         return float(betaincinv(e + 1.0, n - e, 1.0 - confidence_factor))
-    def u_many(e: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """:func:`u_cf` of arguments known to be valid, without its checks (same values)."""
-        if method != "exact":
-            return u_cf(e, n, confidence_factor, method)
-        out = np.ones(e.shape)
-        ok = n - e > 1e-12
-        if ok.all():
-            out = betaincinv(e + 1.0, n - e, 1.0 - confidence_factor)
-        else:
-            out[ok] = betaincinv(e[ok] + 1.0, n[ok] - e[ok], 1.0 - confidence_factor)
-        out[n <= 0.0] = 0.0
-        return out
 
     K = tree.value.shape[2]
     router = _CaseRouter(tree, X)
@@ -322,7 +317,7 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
         errors = np.where(cases > 0, cases - d.max(axis=1), 0.0)
         dist_buf[t] = 0.0
         mark[t] = False
-        return float((cases * u_many(errors, cases)).sum())
+        return float((cases * _u_limit(errors, cases, cf, method)).sum())
 
     def estimate(slot: _Slot, rows, wts, update: bool) -> float:
         dist = np.bincount(codes[rows], weights=wts, minlength=K)
@@ -338,21 +333,18 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
         # Every branch's class weights in one pass: the leaves among the children (most
         # nodes of a fully grown tree) need nothing else. Same sums as a bincount per
         # branch: its cases in order, then its share of the missing ones.
-        keys = kb * K + codes[kr]
-        weights = kw
+        owner, keys, weights = kb, kb * K + codes[kr], kw
         if mr.size:
             wm = share[:, None] * mw[None, :]
+            owner = np.concatenate([kb, np.repeat(np.arange(nk), mr.size)])
             keys = np.concatenate([keys, (np.arange(nk)[:, None] * K
                                           + codes[mr][None, :]).ravel()])
             weights = np.concatenate([kw, wm.ravel()])
         dists = np.bincount(keys, weights=weights, minlength=nk * K).reshape(nk, K)
-        owner = kb
-        if mr.size:
-            owner = np.concatenate([kb, np.repeat(np.arange(nk), mr.size)])
         n_pos = np.bincount(owner, weights=weights > 0, minlength=nk).astype(np.int64).tolist()
         kid_cases = dists.sum(axis=1)
         kid_errors = np.where(kid_cases > 0, kid_cases - dists.max(axis=1), 0.0)
-        kid_leaf = kid_cases * u_many(kid_errors, kid_cases)
+        kid_leaf = kid_cases * _u_limit(kid_errors, kid_cases, cf, method)
         subtree = 0.0
         for k, kid in enumerate(slot.kids):
             if kid.kids:
