@@ -50,15 +50,22 @@ EPSILON = float(np.finfo(np.float64).eps)
 
 noref = partial(numba.njit, cache=True, nogil=True, _nrt=False)
 """Kernels that allocate nothing, compiled without reference counting of their array
-arguments and views: in the node loops the atomic increments and decrements cost more than the
-arithmetic (a fifth of a fully grown tree's fit, measured). Rules, because Numba compiles a
-callee with its caller's flags and keeps one version per argument types: everything a
-``noref`` kernel calls allocates nothing; a kernel that returns arrays (or tuples holding
-arrays) is called either only from ``noref`` kernels or only from counting ones, never both
-(:func:`treelearn.engine.grow_hist._side` and ``_side_nr``); and one Python function is never
-compiled with both decorators (they would share one cache entry). ``tests/test_engine.py``
-checks the first two on the compiled kernels. ``TREELEARN_DEBUG_NRT=1`` compiles every kernel
-with reference counting (to tell a counting bug from another)."""
+arguments and views. A kernel compiled with reference counting increments every array it is
+given (members of argument tuples included) on entry and decrements it on exit, so a node
+loop that called such a kernel per node spent a third of a fully grown tree's fit on atomic
+increments (measured with ``perf``); the per-node kernels are therefore ``noref``, and the
+few that allocate or start threads (growing tables, the threaded kernels of large nodes)
+are called only when needed.
+
+How Numba applies the flag, and the rules that follow: a callee is compiled without
+reference counting when its caller is (the flag propagates down, whatever the callee's own
+decorator says), so everything a ``noref`` kernel calls must allocate nothing; Numba keeps
+one compiled version per argument types whatever the caller's flags (and one cache entry per
+Python function), so a kernel that returns arrays (or tuples holding arrays) is either
+called only from ``noref`` kernels or only from counting ones, or is inlined (``tiny``,
+:func:`treelearn.engine.grow_hist._side`); and one Python function is never compiled with
+both decorators. ``TREELEARN_DEBUG_NRT=1`` compiles every kernel with reference counting
+(to tell a counting bug from another)."""
 tiny = partial(numba.njit, cache=True, nogil=True, _nrt=False, inline="always")
 """A few-line ``noref`` helper inlined into its callers' Numba IR: it is then typed with each
 caller's argument types instead of being compiled once per distinct literal argument (Numba

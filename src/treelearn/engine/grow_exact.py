@@ -434,7 +434,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     return k, arena_top
 
 
-@tiny
+@noref
 def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
                     fparams, work, absolute):
     """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""
@@ -519,7 +519,9 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
     codes_max = work[5].shape[0]
     lut = np.zeros(0, dtype=np.int64)
     while gs[G_TOP] > 0 and budget > 0:
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        # The checks inline: a call returning arrays costs reference counting on every node.
+        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
+            ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
         if gs[G_TOP] + kmax > stack.shape[0]:
             stack = grow_rows(stack, gs[G_TOP] + kmax)
         top = gs[G_TOP] - 1
@@ -537,8 +539,13 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
                                                   absolute)
         if not found:
             continue
-        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+        k, arena_top2 = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
+                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+        if k == NEED_ARENA:
+            data, k, arena_top2 = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top,
+                                         wn, imp, crit, fparams, work, kid_lo, kid_hi,
+                                         absolute)
+        arena_top = arena_top2
         if k == 0:
             make_leaf(ti, tf, node)
             continue
@@ -603,7 +610,7 @@ def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs
     too, with improvement 0, as scikit-learn's frontier holds them)."""
     arena_top = gs[G_ARENA]
     k = 0
-    found, _, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, 0,
+    found, _, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, np.int64(0),
                                         crit, iparams, fparams, work, absolute)
     if found:
         data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,

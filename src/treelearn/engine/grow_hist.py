@@ -18,7 +18,9 @@ Histograms live in a pool of slots bounded by a memory budget (:data:`HIST_POOL_
 * C4.5's fractional splits put rows into several children: their children build their own.
 
 Large nodes build histograms and move rows on all threads (compiled only for fits large enough
-to use them).
+to use them). Every other node goes through :func:`_process_serial`, the same kernels compiled
+without reference counting, which the threaded ones need: counting the references of the
+fifty-odd arrays a node's kernels take was a third of a fully grown tree's fit.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ from .levels import (
 )
 from .nodes import (
     G_ARENA,
+    G_CATS,
     G_DONE,
     G_HEAP,
     G_KIDS,
@@ -174,23 +177,14 @@ def _small(n, p, pool):
     return n * p < pool.shape[1]
 
 
-@njit
+@tiny
 def _side(bufs, d):
     """The row buffers of parity ``d``: (bins, class codes, targets, weights, uint64 view).
 
-    Kernels compiled without reference counting call :func:`_side_nr` instead: a kernel that
-    returns arrays must count references exactly when its caller does, and Numba keeps one
-    compiled version per argument types whatever the caller's flags (and one cache entry per
-    Python function), so the two must be two functions."""
-    B0, B1, C0, C1, R0, R1, W0, W1, V0, V1 = bufs
-    if d == 0:
-        return B0, C0, R0, W0, V0
-    return B1, C1, R1, W1, V1
-
-
-@noref
-def _side_nr(bufs, d):
-    """:func:`_side` for kernels without reference counting."""
+    Inlined into every caller, so that it counts references exactly when its caller does:
+    Numba keeps one compiled version per argument types whatever the caller's flags, and the
+    same node kernels run both with reference counting (large nodes, whose threaded kernels
+    allocate) and without (:func:`_process_serial`)."""
     B0, B1, C0, C1, R0, R1, W0, W1, V0, V1 = bufs
     if d == 0:
         return B0, C0, R0, W0, V0
@@ -230,7 +224,7 @@ def _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv):
 
 @noref
 def _clear(bufs, d, lo, hi, pool, lay):
-    B, C, R, W, _ = _side_nr(bufs, d)
+    B, C, R, W, _ = _side(bufs, d)
     hoff, nbins, fcol, fwide = lay
     clear_rows(B, lo, hi, pool[pool.shape[0] - 1], hoff, fcol, fwide)
 
@@ -294,14 +288,14 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     mode = iparams[P_MODE]
     nb = nbins[f]
     if absolute is not None:
-        B, C, R, W, _ = _side_nr(bufs, d)
+        B, C, R, W, _ = _side(bufs, d)
         return search_rows_abs(B, R, W, lo, hi, fcol[f], fwide[f] != 0, nb, is_cat[f],
                                n_codes[f], imp, mode, iparams[P_MULTIWAY] != 0,
                                iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs,
                                ajs, edges, f)
     n_order = -1
     if n_small:
-        B, C, R, W, _ = _side_nr(bufs, d)
+        B, C, R, W, _ = _side(bufs, d)
         n_order = node_bins(B, lo, hi, fcol[f], fwide[f] != 0, order)
     u, mw, mn = summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw,
                                order, n_order)
@@ -361,7 +355,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
                 else:
                     fres[m, F_SCORE] = fres[m, F_GAIN]
             if select_test:
-                B, C, R, W, _ = _side_nr(bufs, d)
+                B, C, R, W, _ = _side(bufs, d)
                 fres[m, F_LOGP] = rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0,
                                                   nbins[f], is_cat[f], nstats, wn, st, ws, iw)
             m += 1
@@ -404,7 +398,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
 @noref
 def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
     """The node's statistics, weight, impurity and value from its rows."""
-    B, C, R, W, _ = _side_nr(bufs, d)
+    B, C, R, W, _ = _side(bufs, d)
     wn = rows_stats(C, R, W, lo, hi, nstats)
     if absolute is not None:
         imp, med = abs_rows(R, W, lo, hi, wn, afs, ajs)
@@ -461,12 +455,8 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fpar
         arena_top = need
     for b in range(k):
         pos[b] = base + starts[b]
-    if (not fractional and tcounts is not None and (hi - lo) * Vs.shape[1]
-            >= 4 * PARALLEL_MIN_WORK):
-        for b in range(k):
-            counts[b] = base + starts[b]
-        move_rows_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k, tcounts)
-    else:
+    if not _move_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k, tcounts,
+                          fractional, base, starts):
         move_rows(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, pos, shares, k)
     for b in range(k):
         kid_lo[b] = base + starts[b]
@@ -504,6 +494,21 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fpar
     tf[node, T_THRESHOLD] = thr
     tf[node, T_IMPROVEMENT] = improvement
     return k, arena_top
+
+
+@njit
+def _move_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k, tcounts,
+                   fractional, base, starts):
+    """Move a large node's rows on all threads; False (nothing done) for other nodes.
+    ``tcounts is None`` (the serial kernels) prunes the threaded call at compile time."""
+    if tcounts is not None:
+        if not fractional and (hi - lo) * Vs.shape[1] >= 4 * PARALLEL_MIN_WORK:
+            for b in range(k):
+                counts[b] = base + starts[b]
+            move_rows_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k,
+                               tcounts)
+            return True
+    return False
 
 
 @njit
@@ -555,13 +560,14 @@ def _rows1(a, cap):
 def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
              nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
              buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
-    """Open, search and split one node. Returns ``(bufs, k, n_constants, arena_top, slot)``
-    (``k == 0``: a leaf; ``slot``: the node's histogram, kept for its children)."""
+    """Open, search and split one node. Returns ``(k, n_constants, arena_top, slot)``
+    (``k == 0``: a leaf; :data:`NEED_ARENA`: the row buffers must grow first, see
+    :func:`_step`; ``slot``: the node's histogram, kept for its children)."""
     wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work[3], absolute, work[14],
                         work[15])
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         _release(free, nfree, slot)
-        return bufs, 0, nconst, arena_top, -1
+        return 0, nconst, arena_top, -1
     hoff = lay[0]
     p = hoff.shape[0] - 1
     clean = pool.shape[0] - 1
@@ -576,19 +582,120 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
         slot = -1
     if not found:
         _release(free, nfree, slot)
-        return bufs, 0, n_total, arena_top, -1
+        return 0, n_total, arena_top, -1
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
                               fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts)
-    if k == NEED_ARENA:
-        bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6],
-                          bufs[7], gs[G_NEED])
-        k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
-                                  fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
-                                  tcounts)
     if k == 0:
         _release(free, nfree, slot)
-        return bufs, 0, n_total, arena_top, -1
-    return bufs, k, n_total, arena_top, slot
+        return 0, n_total, arena_top, -1
+    return k, n_total, arena_top, slot
+
+
+@noref
+def _process_serial(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
+                    free, nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
+                    kid_lo, kid_hi, absolute, classification, weighted, sq):
+    """:func:`_process` on one thread, without reference counting: most nodes are small,
+    and counting the references of the arrays every kernel takes from its argument tuples
+    was a third of a fully grown tree's fit."""
+    return _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
+                    free, nfree, None, None, lay, edges, cfg, costs, crit, iparams, fparams,
+                    work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+
+
+@njit
+def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+          nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
+          kid_lo, kid_hi, absolute, classification, weighted, sq, p):
+    """Open, search and split one node: on all threads when it is large (and the fit has
+    the threads' buffers), else :func:`_process_serial`. Returns ``(bufs, k, n_constants,
+    arena_top, slot)``; ``bufs`` grows when a fractional split needs more room.
+
+    Best-first growth calls it; the depth-first loop has it written out, as a kernel compiled
+    with reference counting increments every array it is given (members of tuples included)
+    on entry and decrements them on exit, about fifty here, on every node."""
+    # Nested tests: ``tcounts is None`` must prune the threaded branch at compile time, so
+    # that the serial kernels are never compiled with reference counting for the same types.
+    large = False
+    if tcounts is not None:
+        large = (hi - lo) * p >= PARALLEL_MIN_WORK
+    if large:
+        k, n_total, arena_top2, slot2 = _process_large(
+            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+            nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+            buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+    else:
+        k, n_total, arena_top2, slot2 = _process_serial(
+            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+            nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers, kid_lo,
+            kid_hi, absolute, classification, weighted, sq)
+    if k == NEED_ARENA:
+        bufs, k, arena_top2, slot2 = _split_again(
+            bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers, lay,
+            kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2)
+    return bufs, k, n_total, arena_top2, slot2
+
+
+@njit
+def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers,
+                 lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot):
+    """Grow the row buffers to the size a fractional split asked for and split the node
+    again. Returns ``(bufs, k, arena_top, slot)``."""
+    bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7],
+                      gs[G_NEED])
+    k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, T_WEIGHT],
+                              tf[node, T_IMPURITY], crit, fparams, work, buffers, lay, kid_lo,
+                              kid_hi, absolute, tcounts)
+    if k == 0:
+        _release(free, nfree, slot)
+        slot = -1
+    return bufs, k, arena_top, slot
+
+
+@njit
+def _process_large(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
+                   free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
+                   work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
+    """:func:`_process` with the threads' buffers; never called without them (the test
+    prunes the call, at compile time, in fits that have none)."""
+    if tcounts is not None:
+        return _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
+                        pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
+                        fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
+                        weighted, sq)
+    return 0, nconst, arena_top, slot
+
+
+@njit
+def _children_large(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
+                    kid_slot, n_parent):
+    """:func:`children_hists` on all threads (see :func:`_process_large`)."""
+    if priv is not None:
+        children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
+                       kid_slot, n_parent)
+
+
+@noref
+def _children_serial(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
+                     kid_slot, n_parent):
+    """:func:`children_hists` of a small parent: one thread, no reference counting."""
+    children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, None,
+                   kid_slot, n_parent)
+
+
+@tiny
+def _children(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
+              kid_slot, n_parent, p):
+    """:func:`children_hists`, on all threads for a large parent."""
+    large = False
+    if priv is not None:
+        large = n_parent * p >= PARALLEL_MIN_WORK
+    if large:
+        _children_large(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
+                        priv, kid_slot, n_parent)
+    else:
+        _children_serial(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
+                         kid_slot, n_parent)
 
 
 @noref
@@ -619,7 +726,9 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
     kmax = kid_lo.shape[0]
     codes_max = max_levels(n_levels)
     while gs[G_TOP] > 0 and budget > 0:
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+        # The check inline: a call returning arrays counts references on every node.
+        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
+            ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
         if gs[G_TOP] + kmax > stack.shape[0]:
             stack = grow_rows(stack, gs[G_TOP] + kmax)
         top = gs[G_TOP] - 1
@@ -634,10 +743,26 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
                         nconst)
         budget -= (hi - lo) * p + 64
         d = depth & 1
-        bufs, k, n_total, arena_top, slot = _process(
-            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-            nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
-            buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+        # _step written out: a call to a kernel that counts references costs about fifty
+        # increments and decrements here (and too many arguments to inline it).
+        large = False
+        if tcounts is not None:
+            large = (hi - lo) * p >= PARALLEL_MIN_WORK
+        if large:
+            k, n_total, arena_top2, slot = _process_large(
+                bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
+                free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
+                work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+        else:
+            k, n_total, arena_top2, slot = _process_serial(
+                bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
+                free, nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
+                kid_lo, kid_hi, absolute, classification, weighted, sq)
+        if k == NEED_ARENA:
+            bufs, k, arena_top2, slot = _split_again(
+                bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers, lay,
+                kid_lo, kid_hi, absolute, tcounts, free, nfree, slot)
+        arena_top = arena_top2
         if k == 0:
             make_leaf(ti, tf, node)
             continue
@@ -648,8 +773,8 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
         for b in range(k):
             need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
         if absolute is None:
-            children_hists(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay,
-                           sq, priv, kid_slot, ti[node, N_NSAMP])
+            _children(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
+                      priv, kid_slot, ti[node, N_NSAMP], p)
         else:
             for b in range(k):
                 kid_slot[b] = -1
@@ -703,8 +828,8 @@ def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv,
             kid_hi[b] = kids[off + b, 1]
             need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
         if absolute is None:
-            children_hists(bufs, (depth + 1) & 1, slot, k, kid_lo, kid_hi, need, pool, free,
-                           nfree, lay, sq, priv, kid_slot, ti[node, N_NSAMP])
+            _children(bufs, (depth + 1) & 1, slot, k, kid_lo, kid_hi, need, pool, free,
+                      nfree, lay, sq, priv, kid_slot, ti[node, N_NSAMP], p)
         else:
             for b in range(k):
                 kid_slot[b] = -1
@@ -732,10 +857,10 @@ def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node,
     """Open, search and split a new node of best-first growth and put it on the heap (leaves
     too, with improvement 0, as scikit-learn's frontier holds them)."""
     d = depth & 1
-    bufs, k, _, arena_top, slot = _process(
+    bufs, k, _, arena_top, slot = _step(
         bufs, d, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, gs[G_ARENA], pool,
         free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
-        buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+        buffers, kid_lo, kid_hi, absolute, classification, weighted, sq, cfg[2].shape[0])
     gs[G_ARENA] = arena_top
     if k == 0:
         make_leaf(ti, tf, node)
