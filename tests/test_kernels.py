@@ -204,7 +204,7 @@ def test_partition_two_is_stable_and_keeps_sorting(n, F, seed):
     bmap = np.where(goes_left, 0, 1).astype(np.int8)
     exact.partition_two(sval, sidx, C, None, W, 0, n, bmap, np.empty(n, np.float32),
                         np.empty(n, np.int32), np.empty(n, np.int32), np.empty(0),
-                        np.empty(n))
+                        np.empty(n), -1)
     nl = int(goes_left.sum())
     for f in range(F):
         left, right = sidx[f, :nl], sidx[f, nl:]
@@ -218,6 +218,29 @@ def test_partition_two_is_stable_and_keeps_sorting(n, F, seed):
         assert np.array_equal(left, was[goes_left[was]])
         assert np.array_equal(C[f], ycls[sidx[f]])
         assert np.array_equal(W[f], w[sidx[f]])
+
+
+@given(st.integers(2, 60), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_partition_two_may_skip_the_split_features_own_list(n, F, seed):
+    # A threshold on feature j (missing values right) leaves j's sorted list partitioned:
+    # skipping it gives the lists a full partition gives.
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, (n, F)).astype(np.float32)
+    X[rng.random((n, F)) < 0.2] = np.nan
+    R = rng.random(n)
+    j = int(rng.integers(0, F))
+    thr = float(rng.integers(0, 6)) - 0.5
+    bmap = np.where(X[:, j] <= thr, 0, 1).astype(np.int32)
+    out = []
+    for skip in (-1, j):
+        sval, sidx = presort(X)
+        RR = np.ascontiguousarray(R[sidx])
+        exact.partition_two(sval, sidx, None, RR, None, 0, n, bmap, np.empty(n, np.float32),
+                            np.empty(n, np.int32), np.empty(0, np.int32), np.empty(n),
+                            np.empty(0), skip)
+        out.append((sval, sidx, RR))
+    for a, b in zip(*out, strict=True):
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
 
 
 def test_libstdcxx_heap_pops_in_priority_order():

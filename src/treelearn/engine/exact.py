@@ -542,14 +542,18 @@ def mark_branches(V, I, f, lo, hi, kind, thr, mb, fmap, bmap, counts, k):
 
 
 @noref
-def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw):
-    """Stable two-way partition of every list's range ``[lo, hi)`` by ``bmap[row] == 0``.
+def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip):
+    """Stable two-way partition of every list's range ``[lo, hi)`` by ``bmap[row] == 0``,
+    except list ``skip`` (-1: none), which the caller knows is partitioned already: the split
+    feature's own list under a threshold that sends its missing values (the tail) right.
 
     Branch-free: every entry is written both to the left cursor (in place, which never passes
     the read position) and to the right buffer, and only the matching cursor advances; the
     side of an entry is unpredictable, and a mispredicted branch costs more than the writes.
     """
     for f in range(V.shape[0]):
+        if f == skip:
+            continue
         a = lo
         b = 0
         for i in range(lo, hi):

@@ -397,7 +397,10 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         arena_top = need
     else:
         if k == 2:
-            partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_)
+            # The split feature's list is in place when its missing values (the tail) go
+            # right: left is the prefix of values at most the threshold.
+            own = f if kind == KIND_NUMERIC and (nm == 0 or mb == 1) else -1
+            partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own)
         else:
             partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, kid_lo, tv_, ti_, tc_,
                             tr_, tw_)
