@@ -242,10 +242,16 @@ def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
     ncat = np.where(inner, ti[:, N_CATLEN], 0)
     cptr = np.zeros(count + 1, dtype=np.intp)
     cptr[1:] = np.cumsum(ncat)
-    # Each categorical node's level map, gathered from its offset in the store at once.
-    owner = np.repeat(np.arange(count), ncat)
-    within = np.arange(int(cptr[-1])) - cptr[owner]
-    cat = cats[ti[owner, N_CATOFF] + within].astype(np.intp)
+    has = ncat > 0
+    if np.array_equal(ti[has, N_CATOFF], cptr[:-1][has]):
+        # Depth-first growth stores the maps in node order: the store is the array (a fully
+        # grown tree on a 300-level column holds millions of entries).
+        cat = cats[:int(cptr[-1])].astype(np.intp)
+    else:
+        # Each categorical node's level map, gathered from its offset in the store at once.
+        owner = np.repeat(np.arange(count), ncat)
+        within = np.arange(int(cptr[-1])) - cptr[owner]
+        cat = cats[ti[owner, N_CATOFF] + within].astype(np.intp)
     feature = np.where(inner, ti[:, N_FEATURE], TREE_UNDEFINED)
     threshold = np.where(inner, tf[:, T_THRESHOLD], float(TREE_UNDEFINED))
     mb = np.where(inner, ti[:, N_MB], TREE_UNDEFINED)
