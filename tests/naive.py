@@ -562,8 +562,8 @@ def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exa
                     stack.extend((s.kids[j], ww * sh[j]) for j in range(len(s.kids)))
                 else:
                     stack.append((s.kids[b], ww))
-        # one array summed by NumPy, as the module sums its touched leaves
-        return float(np.sum(np.array([leaf_estimate(d)[0] for _, d in acc.values()])))
+        # summed in the order the leaves are first reached, as the module sums them
+        return sum((leaf_estimate(d)[0] for _, d in acc.values()), 0.0)
 
     def estimate(slot, rows, wts):
         dist = dist_of(rows, wts)

@@ -12,6 +12,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.special
 import scipy.stats
 from conftest import JIT_DISABLED
 from hypothesis import given
@@ -121,6 +122,35 @@ def test_u_cf_equals_binomial_bisection_and_scipy_beta(cf):
     assert u_cf(0, 7, cf) == pytest.approx(1 - cf ** (1 / 7))
 
 
+@given(st.floats(0.0, 1.0), st.floats(1e-3, 1e8), st.floats(0.001, 0.999),
+       st.sampled_from(["exact", "c45"]))
+def test_compiled_u_cf_equals_u_cf(frac, n, cf, method):
+    """The limit the compiled pruning uses (its own inverse incomplete beta function) equals
+    :func:`u_cf` (SciPy's ``betaincinv``; Quinlan's formulas) on fractional and huge
+    ``E`` and ``N``."""
+    from treelearn.pruning.pessimistic import _C45_CF, _C45_Z, _u_one
+
+    e = frac * n
+    z2 = float(np.interp(cf, _C45_CF, _C45_Z)) ** 2
+    got = _u_one(e, n, cf, z2, method == "exact")
+    want = float(u_cf(e, n, cf, method))
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-15)
+    if method == "exact":  # Quinlan's formulas pass 1 for fractional N below 1.5
+        assert 0.0 <= got <= 1.0
+
+
+def test_compiled_u_cf_edges():
+    from treelearn.pruning.pessimistic import _beta_quantile, _u_one
+
+    assert _u_one(0.0, 0.0, 0.25, 0.0, True) == 0.0
+    assert _u_one(5.0, 5.0, 0.25, 0.0, True) == 1.0
+    assert _u_one(-1e-12, 7.0, 0.25, 0.0, True) == pytest.approx(1 - 0.25 ** (1 / 7))
+    # a nearly pure leaf (B tiny) and a huge one: still the quantile
+    for a, b in [(3.0, 1e-9), (5e5 + 1, 5e5), (1.0, 1e-6), (2.0, 1e7), (40.5, 3e8)]:
+        want = scipy.special.betaincinv(a, b, 0.75)
+        assert _beta_quantile(a, b, 0.75) == pytest.approx(want, rel=1e-9, abs=0.0)
+
+
 def test_u_cf_edges_and_errors():
     assert u_cf(0, 0) == 0.0
     assert u_cf(5, 5) == 1.0
@@ -204,7 +234,6 @@ def test_subtree_raising_equals_the_case_by_case_twin(case):
     once) equals its twin, which routes every case alone: binary and multiway trees,
     fractional missing values, sample weights, both limits, with and without raising."""
     from treelearn.engine.columns import encode_table
-    from treelearn.engine.criteria import node_impurity
     from treelearn.pruning.pessimistic import _slots_to_tree
 
     rng = np.random.default_rng(case)
@@ -224,8 +253,7 @@ def test_subtree_raising_equals_the_case_by_case_twin(case):
     method = "exact" if case < 4 else "c45"
     for raising in (True, False):
         ours = pessimistic_prune_cases(t, X, y, w, 1, 0.25, method, raising=raising)
-        twin = _slots_to_tree(t, naive_subtree_raising(t, X, y, w, 0.25, method, raising),
-                              1, node_impurity)
+        twin = _slots_to_tree(t, naive_subtree_raising(t, X, y, w, 0.25, method, raising), 1)
         assert ours == twin
     assert t.node_count > 20 and any(t.n_branches > 2)
 

@@ -26,12 +26,15 @@ cases: :func:`pessimistic_prune_cases`, which estimators use (``subtree_raising`
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaincinv
 
 from .._tree import Tree
-from ..engine.config import njit
+from ..engine.config import njit, noref, tiny
+from ..engine.criteria import node_impurity
 from ._bottom_up import check_classification, collapse_bottom_up
 
 #: Quinlan's slack: a leaf replaces a subtree if its estimate is at most this much higher.
@@ -111,8 +114,8 @@ def pessimistic_prune(tree: Tree, confidence_factor: float = 0.25,
 
 
 class _Slot:
-    """A node of the tree being pruned with subtree raising: the original node whose test it
-    uses, its current children, and the training cases' class weights that reach it."""
+    """A node of the pruned tree as :func:`_slots_to_tree` reads it: the original node whose
+    test it uses, its children (slots), and the training cases' class weights that reach it."""
 
     __slots__ = ("sid", "node", "kids", "dist", "cases", "count")
 
@@ -125,69 +128,181 @@ class _Slot:
         self.count = 0
 
 
-class _CaseRouter:
-    """Sends training cases down a tree's tests as prediction does (missing values and levels
-    unseen at a node follow ``missing_branch``; ``-1``: every branch with the branch's share of
-    the node's training weight)."""
+# --- U_CF in compiled code -------------------------------------------------------------
+# The case-driven pruning decides at every node from U_CF of the leaves below it, so the
+# limit must be computable inside the compiled loop, where SciPy's betaincinv is not. The
+# regularized incomplete beta function is evaluated by its continued fraction (DLMF 8.17.22,
+# modified Lentz), on the side of the mean where it converges fast (DLMF 8.17.4 for the
+# other), and inverted by Newton's method kept inside a bisection bracket. Tests compare it
+# with SciPy on random arguments.
 
-    def __init__(self, tree: Tree, X):
-        self.tree = tree
-        self.X = X.tocsc() if sp.issparse(X) else X
-        self._columns: dict[int, np.ndarray] = {}
+_TINY = 1e-300
 
-    def _column(self, f: int) -> np.ndarray:
-        # Sparse X: each used feature densified once (float32, like the tree's comparisons).
-        if f not in self._columns:
-            self._columns[f] = np.asarray(self.X[:, [f]].toarray(), dtype=np.float32).ravel()
-        return self._columns[f]
 
-    def assign(self, node: int, rows: np.ndarray, wts: np.ndarray):
-        """The node's cases by branch: ``(rows, weights, branch, bounds)`` of the cases with
-        a branch, sorted stably by it (branch ``k`` holds ``[bounds[k], bounds[k + 1])``,
-        in the given order), then ``(rows, weights)`` of the cases that go to every branch
-        (missing value at a fractional node) and the branches' shares of the node's weight.
-
-        One stable sort instead of one mask per branch: a node with a thousand branches
-        (C4.5 on a many-level column) made the masks quadratic."""
-        t = self.tree
-        kids = t.branch_child[t.branch_ptr[node]:t.branch_ptr[node + 1]]
-        f = int(t.feature[node])
-        x = (self._column(f)[rows] if sp.issparse(self.X) else self.X[rows, f]
-             ).astype(np.float64)
-        missing = np.isnan(x)
-        c0, c1 = t.cat_ptr[node], t.cat_ptr[node + 1]
-        if c1 > c0:
-            code = np.where(missing, -1, x).astype(np.int64)
-            ok = (code >= 0) & (code < c1 - c0)
-            b = np.full(rows.shape[0], -1, dtype=np.int64)
-            b[ok] = t.cat_branch[c0 + code[ok]]
-            missing = b < 0
+@noref
+def _beta_cf(a: float, b: float, x: float) -> float:
+    """``1 / (1 + d1 / (1 + d2 / (1 + ...)))`` of DLMF 8.17.22, by modified Lentz."""
+    f = _TINY
+    c = f
+    d = 0.0
+    for j in range(1, 20000):
+        if j == 1:
+            aj = 1.0
         else:
-            b = np.where(x <= t.threshold[node], 0, 1)
-        mb = t.missing_branch[node]
-        if mb >= 0:
-            b = np.where(missing, mb, b)
-            missing = np.zeros(rows.shape[0], dtype=bool)
-        share = t.weighted_n_node_samples[kids]
-        share = share / share.sum() if share.sum() > 0 else np.full(kids.size, 1.0 / kids.size)
-        known = ~missing
-        kb = b[known]
-        order = np.argsort(kb, kind="stable")
-        bounds = np.zeros(kids.size + 1, dtype=np.int64)
-        bounds[1:] = np.cumsum(np.bincount(kb, minlength=kids.size))
-        return (rows[known][order], wts[known][order], kb[order], bounds, rows[missing],
-                wts[missing], share)
+            i = j - 1  # d_i
+            m = i // 2
+            if i % 2 == 1:
+                aj = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0))
+            else:
+                aj = m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m))
+        d = 1.0 + aj * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aj / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        delta = c * d
+        f *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return f
 
 
-@njit
-def _leaf_dists(X, codes, rows, wts, start, node, leaf, feature, threshold, bptr, bchild, cptr,
-                cbranch, mbranch, share, dist, mark, touched, ss, sw):
+@noref
+def _betainc(a: float, b: float, x: float, lbeta: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)``; ``lbeta = ln B(a, b)``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_cf(a, b, x) / a
+    return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
+
+
+@noref
+def _lbeta(a: float, b: float) -> float:
+    """``ln B(a, b)``. For a large argument ``lgamma(b) - lgamma(a + b)`` cancels (digits of
+    ``lgamma(1e7) ~ 1.5e8`` lost), so that difference is taken from Stirling's series
+    (DLMF 5.11.1, four terms), with ``log1p`` for the leading part."""
+    if a > b:
+        a, b = b, a
+    if b < 100.0:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    c = a + b
+    corr_b = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - 1.0 / (1680 * b * b)) / (b * b))
+              / (b * b)) / b
+    corr_c = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - 1.0 / (1680 * c * c)) / (c * c))
+              / (c * c)) / c
+    return (math.lgamma(a) - (b - 0.5) * math.log1p(a / b) - a * math.log(c) + a
+            + corr_b - corr_c)
+
+
+@noref
+def _beta_quantile(a: float, b: float, p: float) -> float:
+    """The ``x`` with ``I_x(a, b) = p`` (``a >= 1``, ``b > 0``, ``0 < p < 1``)."""
+    if a == 1.0:  # I_x(1, b) = 1 - (1 - x)^b
+        return -math.expm1(math.log1p(-p) / b)
+    lbeta = _lbeta(a, b)
+    lo = 0.0
+    hi = 1.0
+    x = a / (a + b)
+    for _ in range(400):
+        g = _betainc(a, b, x, lbeta) - p
+        if g == 0.0:
+            return x
+        if g < 0.0:
+            lo = x
+        else:
+            hi = x
+        pdf = math.exp((a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - lbeta)
+        xn = x - g / pdf if pdf > 0.0 else -1.0
+        if not lo < xn < hi:
+            xn = 0.5 * (lo + hi)
+        if abs(xn - x) <= 1e-15 * xn or hi - lo <= 1e-17:
+            return xn
+        x = xn
+    return x
+
+
+@noref
+def _u_one(e: float, n: float, cf: float, z2: float, exact: bool) -> float:
+    """:func:`u_cf` of one leaf (``exact``, or Quinlan's approximation with ``z2`` the
+    squared normal deviate of ``cf``), same branches."""
+    e = max(e, 0.0)
+    if n <= 0.0:
+        return 0.0
+    if exact:
+        if n - e <= 1e-12:
+            return 1.0
+        return _beta_quantile(e + 1.0, n - e, 1.0 - cf)
+    u0 = 1.0 - math.exp(math.log(cf) / n)
+    if e < 1e-6:
+        return u0
+    if e < 0.9999:
+        return u0 + e * (_u_normal(1.0, n, z2) - u0)
+    return _u_normal(e, n, z2)
+
+
+@noref
+def _u_normal(e: float, n: float, z2: float) -> float:
+    h = e + 0.5
+    if h >= n:
+        return (e + 0.67 * (n - e)) / n
+    return (h + z2 / 2 + math.sqrt(z2 * (h * (1 - h / n) + z2 / 4))) / (n + z2)
+
+
+@tiny
+def _x_at(X, sdata, sind, sptr, r, f) -> float:
+    """``X[r, f]`` of the dense ``X``, or of the CSC matrix ``(sdata, sind, sptr)`` when
+    ``X`` is empty (sorted indices: binary search in the column)."""
+    if X.shape[0] > 0:
+        return np.float64(X[r, f])
+    lo = sptr[f]
+    hi = sptr[f + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sind[mid] < r:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < sptr[f + 1] and sind[lo] == r:
+        return np.float64(sdata[lo])
+    return 0.0
+
+
+@tiny
+def _branch_of(X, sdata, sind, sptr, r, nd, feature, threshold, cptr, cbranch, mbranch):
+    """The branch row ``r`` takes at original node ``nd`` (missing values and levels unseen
+    there follow ``missing_branch``); -1: every branch, with its share (fractional)."""
+    x = _x_at(X, sdata, sind, sptr, r, feature[nd])
+    b = -1
+    c0 = cptr[nd]
+    c1 = cptr[nd + 1]
+    if not np.isnan(x):
+        if c1 > c0:
+            code = np.int64(x)
+            if 0 <= code < c1 - c0:
+                b = cbranch[c0 + code]
+        else:
+            b = 0 if x <= threshold[nd] else 1
+    if b < 0 and mbranch[nd] >= 0:
+        b = mbranch[nd]
+    return b
+
+
+@noref
+def _leaf_dists(X, sdata, sind, sptr, codes, rows, wts, start, node, leaf, feature, threshold,
+                bptr, bchild, cptr, cbranch, mbranch, share, dist, mark, touched, ss, sw):
     """Route the cases ``rows`` (weights ``wts``) from slot ``start`` down the slots' current
-    tree, as :class:`_CaseRouter` does, and add their class weights to ``dist[leaf slot]``.
+    tree and add their class weights to ``dist[leaf slot]``.
 
     Slot ``s`` uses the test of original node ``node[s]`` (its children are the slots of
     that node's children) unless ``leaf[s]``. Returns how many leaf slots were reached, their
-    ids in ``touched`` (flagged in ``mark``); ``ss``/``sw`` are a stack of (slot, weight).
+    ids in ``touched`` (flagged in ``mark``), in the order first reached; ``ss``/``sw`` are a
+    stack of (slot, weight).
     """
     n_t = 0
     for q in range(rows.shape[0]):
@@ -207,33 +322,261 @@ def _leaf_dists(X, codes, rows, wts, start, node, leaf, feature, threshold, bptr
                 dist[s, codes[r]] += w
                 continue
             nd = node[s]
-            x = np.float64(X[r, feature[nd]])
-            miss = np.isnan(x)
-            b = -1
-            c0 = cptr[nd]
-            c1 = cptr[nd + 1]
-            if c1 > c0:
-                if not miss:
-                    code = np.int64(x)
-                    if 0 <= code < c1 - c0:
-                        b = cbranch[c0 + code]
-                miss = b < 0  # a level the node never saw goes as missing
-            elif not miss:
-                b = 0 if x <= threshold[nd] else 1
-            if miss:
-                if mbranch[nd] >= 0:
-                    b = mbranch[nd]
-                else:
-                    for k in range(bptr[nd], bptr[nd + 1]):
-                        c = bchild[k]
-                        ss[top] = c
-                        sw[top] = w * share[c]
-                        top += 1
-                    continue
+            b = _branch_of(X, sdata, sind, sptr, r, nd, feature, threshold, cptr, cbranch,
+                           mbranch)
+            if b < 0:
+                for k in range(bptr[nd], bptr[nd + 1]):
+                    c = bchild[k]
+                    ss[top] = c
+                    sw[top] = w * share[c]
+                    top += 1
+                continue
             ss[top] = bchild[bptr[nd] + b]
             sw[top] = w
             top += 1
     return n_t
+
+
+@tiny
+def _leaf_estimate(dist, cf, z2, exact):
+    """``(N * U_CF(E, N), N)`` of a leaf with class weights ``dist``."""
+    cases = 0.0
+    top = 0.0
+    for k in range(dist.shape[0]):
+        cases += dist[k]
+        top = max(top, dist[k])
+    errors = cases - top if cases > 0 else 0.0
+    return cases * _u_one(errors, cases, cf, z2, exact), cases
+
+
+@noref
+def _route(X, sdata, sind, sptr, ar, off, m, nd, feature, threshold, cptr, cbranch, mbranch,
+           br, cnt):
+    """The branch of each case ``ar[off:off + m]`` at node ``nd`` into ``br`` (-1:
+    fractional), the cases per branch into ``cnt``; returns how many are fractional."""
+    n_miss = 0
+    for q in range(m):
+        b = _branch_of(X, sdata, sind, sptr, ar[off + q], nd, feature, threshold, cptr,
+                       cbranch, mbranch)
+        br[q] = b
+        if b < 0:
+            n_miss += 1
+        else:
+            cnt[b] += 1
+    return n_miss
+
+
+@noref
+def _touched_estimate(dist, mark, touched, n_t, cf, z2, exact):
+    """The summed leaf estimates of the ``n_t`` slots in ``touched`` (in that order), whose
+    class weights are rows of ``dist``; clears those rows and flags for the next walk."""
+    total = 0.0
+    for q in range(n_t):
+        t = touched[q]
+        total += _leaf_estimate(dist[t], cf, z2, exact)[0]
+        dist[t] = 0.0
+        mark[t] = False
+    return total
+
+
+@njit
+def _grown(a, need):
+    """``a`` with room for ``need`` entries (doubling), contents kept."""
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@njit
+def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature, threshold,
+                 bptr, bchild, cptr, cbranch, mbranch, share, cf, z2, exact, raising, slack,
+                 dist_out, cases_out, count_out):
+    """Quinlan's case-driven pruning with subtree raising (see
+    :func:`pessimistic_prune_cases`), on the flat slot state ``node``/``leaf`` (changed in
+    place), writing each surviving slot's class weights, weight and case count.
+
+    The recursion of the procedure runs on an explicit stack of frames (Numba's cache does
+    not hold recursive functions): a frame's cases sit in the arena ``ar``/``aw`` below
+    ``f_top[frame]``; routing a frame writes each internal child's cases above it (the
+    branch's own cases in order, then the fractional ones), and ``kv`` collects the
+    children's estimates, summed in branch order once all are known.
+    """
+    n = node.shape[0]
+    m0 = rows0.shape[0]
+    ar = np.empty(max(2 * m0, 16), dtype=np.int64)
+    aw = np.empty(max(2 * m0, 16))
+    ar[:m0] = rows0
+    aw[:m0] = w0
+    kv = np.empty(max(n, 16))
+    koff = np.empty(max(n, 16), dtype=np.int64)
+    klen = np.empty(max(n, 16), dtype=np.int64)
+    f_s = np.empty(n + 1, dtype=np.int64)
+    f_off = np.empty(n + 1, dtype=np.int64)
+    f_m = np.empty(n + 1, dtype=np.int64)
+    f_top = np.empty(n + 1, dtype=np.int64)
+    f_kb = np.empty(n + 1, dtype=np.int64)
+    f_j = np.empty(n + 1, dtype=np.int64)
+    f_big = np.empty(n + 1, dtype=np.int64)
+    f_leaf = np.empty(n + 1)
+    wdist = np.zeros((n, K))
+    mark = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    ss = np.empty(n + 1, dtype=np.int64)
+    sw = np.empty(n + 1)
+    dist = np.empty(K)
+    depth = 0
+    f_s[0] = 0
+    f_off[0] = 0
+    f_m[0] = m0
+    f_top[0] = m0
+    f_kb[0] = 0
+    f_j[0] = -1
+    ret = 0.0
+    while depth >= 0:
+        fr = depth
+        s = f_s[fr]
+        off = f_off[fr]
+        m = f_m[fr]
+        if f_j[fr] < 0:  # first visit (or again after raising): the node's own estimate
+            dist[:] = 0.0
+            count = 0
+            for q in range(off, off + m):
+                dist[codes[ar[q]]] += aw[q]
+                if aw[q] > 0:
+                    count += 1
+            leaf_est, cases = _leaf_estimate(dist, cf, z2, exact)
+            dist_out[s] = dist
+            cases_out[s] = cases
+            count_out[s] = count
+            if leaf[s]:
+                ret = leaf_est
+                depth -= 1
+                if depth >= 0:
+                    kv[f_kb[depth] + f_j[depth]] = ret
+                    f_j[depth] += 1
+                continue
+            f_leaf[fr] = leaf_est
+            nd = node[s]
+            k0 = bptr[nd]
+            nk = bptr[nd + 1] - k0
+            br = np.empty(m, dtype=np.int64)
+            cnt = np.zeros(nk, dtype=np.int64)
+            n_miss = _route(X, sdata, sind, sptr, ar, off, m, nd, feature, threshold, cptr,
+                            cbranch, mbranch, br, cnt)
+            kd = np.zeros((nk, K))
+            tot = np.zeros(nk)
+            npos = np.zeros(nk, dtype=np.int64)
+            kb = f_kb[fr]
+            kv = _grown(kv, kb + nk)
+            koff = _grown(koff, kb + nk)
+            klen = _grown(klen, kb + nk)
+            top = f_top[fr]
+            for j in range(nk):  # where each internal child's cases go
+                if leaf[bchild[k0 + j]]:
+                    klen[kb + j] = -1
+                else:
+                    koff[kb + j] = top
+                    klen[kb + j] = cnt[j] + n_miss
+                    top += cnt[j] + n_miss
+            ar = _grown(ar, top)
+            aw = _grown(aw, top)
+            fill = np.empty(nk, dtype=np.int64)
+            for j in range(nk):
+                fill[j] = koff[kb + j] if klen[kb + j] >= 0 else -1
+            for q in range(m):
+                b = br[q]
+                if b < 0:
+                    continue
+                r = ar[off + q]
+                wq = aw[off + q]
+                kd[b, codes[r]] += wq
+                tot[b] += wq
+                if wq > 0:
+                    npos[b] += 1
+                if fill[b] >= 0:
+                    ar[fill[b]] = r
+                    aw[fill[b]] = wq
+                    fill[b] += 1
+            if n_miss:
+                for j in range(nk):
+                    sh = share[bchild[k0 + j]]
+                    for q in range(m):
+                        if br[q] >= 0:
+                            continue
+                        r = ar[off + q]
+                        wq = aw[off + q] * sh
+                        kd[j, codes[r]] += wq
+                        tot[j] += wq
+                        if wq > 0:
+                            npos[j] += 1
+                        if fill[j] >= 0:
+                            ar[fill[j]] = r
+                            aw[fill[j]] = wq
+                            fill[j] += 1
+            for j in range(nk):
+                c = bchild[k0 + j]
+                if leaf[c]:
+                    est, kc = _leaf_estimate(kd[j], cf, z2, exact)
+                    kv[kb + j] = est
+                    dist_out[c] = kd[j]
+                    cases_out[c] = kc
+                    count_out[c] = npos[j]
+            big = 0
+            for j in range(1, nk):
+                if tot[j] > tot[big]:
+                    big = j
+            f_big[fr] = big
+            f_j[fr] = 0
+            # the children's frames put their cases and estimates above this frame's
+            f_top[fr] = top
+        nd = node[s]
+        k0 = bptr[nd]
+        nk = bptr[nd + 1] - k0
+        kb = f_kb[fr]
+        j = f_j[fr]
+        while j < nk and klen[kb + j] < 0:
+            j += 1
+        f_j[fr] = j
+        if j < nk:  # descend into the next internal child
+            c = depth + 1
+            f_s[c] = bchild[k0 + j]
+            f_off[c] = koff[kb + j]
+            f_m[c] = klen[kb + j]
+            f_top[c] = f_top[fr]
+            f_kb[c] = kb + nk
+            f_j[c] = -1
+            depth = c
+            continue
+        subtree = 0.0
+        for q in range(nk):
+            subtree += kv[kb + q]
+        leaf_est = f_leaf[fr]
+        branch_est = np.inf
+        big = f_big[fr]
+        if raising:
+            n_t = _leaf_dists(X, sdata, sind, sptr, codes, ar[off:off + m], aw[off:off + m],
+                              bchild[k0 + big], node, leaf, feature, threshold, bptr, bchild,
+                              cptr, cbranch, mbranch, share, wdist, mark, touched, ss, sw)
+            branch_est = _touched_estimate(wdist, mark, touched, n_t, cf, z2, exact)
+        if leaf_est <= branch_est + slack and leaf_est <= subtree + slack:
+            leaf[s] = True
+            ret = leaf_est
+        elif branch_est <= subtree + slack:  # raise the branch, examine the node again
+            c = bchild[k0 + big]
+            node[s] = node[c]
+            leaf[s] = leaf[c]
+            f_j[fr] = -1
+            f_top[fr] = off + m if fr == 0 else f_top[fr - 1]
+            continue
+        else:
+            ret = subtree
+        depth -= 1
+        if depth >= 0:
+            kv[f_kb[depth] + f_j[depth]] = ret
+            f_j[depth] += 1
+    return ret
 
 
 def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.ndarray,
@@ -249,186 +592,134 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
     raised subtree is examined again with those cases. Without ``raising`` this is
     :func:`pessimistic_prune` (computed from the cases instead of the stored counts).
 
-    ``X`` is the encoded training matrix the tree routes, ``codes`` the class codes, ``w`` the
-    case weights; ``criterion`` (a code of :mod:`treelearn.engine.criteria`) recomputes the node
-    impurities of the new tree.
+    ``X`` is the encoded training matrix the tree routes (dense or sparse), ``codes`` the
+    class codes, ``w`` the case weights; ``criterion`` (a code of
+    :mod:`treelearn.engine.criteria`) recomputes the node impurities of the new tree. The
+    procedure runs compiled (:func:`_prune_cases`), ``U_CF`` included.
     """
-    import sys
-
-    from ..engine.criteria import node_impurity
-
     check_classification(tree, "pessimistic pruning")
     u_cf(0, 1, confidence_factor, method)  # validates the arguments
     cf = float(confidence_factor)
-
-    def u_one(e: float, n: float) -> float:
-        """:func:`u_cf` of one leaf without NumPy's per-call overhead (same branches)."""
-        if method != "exact":
-            return float(u_cf(e, n, confidence_factor, method))
-        e = max(e, 0.0)
-        if n <= 0.0:
-            return 0.0
-        if n - e <= 1e-12:
-            return 1.0
-        return float(betaincinv(e + 1.0, n - e, 1.0 - confidence_factor))
-
+    z2 = float(np.interp(cf, _C45_CF, _C45_Z)) ** 2
     K = tree.value.shape[2]
-    router = _CaseRouter(tree, X)
-    ptr, bc = tree.branch_ptr, tree.branch_child
-    slots = [_Slot(i, []) for i in range(tree.node_count)]
-    plist, clist = ptr.tolist(), bc.tolist()  # Python ints: no NumPy scalar per node
-    for i, slot in enumerate(slots):
-        slot.kids = [slots[c] for c in clist[plist[i]:plist[i + 1]]]
-
-    # Subtree raising asks, at every node, what the most used branch's subtree would err on
-    # all the node's cases: a walk of that subtree with every case. In Python (one NumPy pass
-    # per node and case subset) that made raising ~19x slower than pruning without it at 50k
-    # rows; the walk is compiled for dense X (state: each slot's test node and leaf flag).
-    dense = not sp.issparse(X)
-    if dense:
+    n = tree.node_count
+    ptr = tree.branch_ptr.astype(np.int64)
+    bc = tree.branch_child.astype(np.int64)
+    is_leaf = tree.children_left == -1
+    share = np.ones(n)
+    for i in np.flatnonzero(~is_leaf):
+        kids = bc[ptr[i]:ptr[i + 1]]
+        tot = tree.weighted_n_node_samples[kids].sum()
+        share[kids] = tree.weighted_n_node_samples[kids] / tot if tot > 0 else 1.0 / kids.size
+    if sp.issparse(X):
+        Xc = sp.csc_matrix(X)
+        Xc.sort_indices()
+        Xd = np.empty((0, 1), dtype=np.float32)
+        sparse = (Xc.data.astype(np.float32), Xc.indices.astype(np.int64),
+                  Xc.indptr.astype(np.int64))
+    else:
         Xd = np.ascontiguousarray(X, dtype=np.float32)
-        n = tree.node_count
-        node_of = np.arange(n, dtype=np.int64)
-        is_leaf = tree.children_left == -1
-        share = np.ones(n)
-        for i in np.flatnonzero(~is_leaf):
-            kids = bc[ptr[i]:ptr[i + 1]]
-            tot = tree.weighted_n_node_samples[kids].sum()
-            share[kids] = tree.weighted_n_node_samples[kids] / tot if tot > 0 else 1.0 / kids.size
-        dist_buf = np.zeros((n, K))
-        mark = np.zeros(n, dtype=np.bool_)
-        touched = np.zeros(n, dtype=np.int64)
-        ss = np.zeros(n + 1, dtype=np.int64)
-        sw = np.zeros(n + 1)
-        codes64 = np.asarray(codes, dtype=np.int64)
-        targs = (tree.feature.astype(np.int64), tree.threshold, ptr.astype(np.int64),
-                 bc.astype(np.int64), tree.cat_ptr.astype(np.int64),
-                 tree.cat_branch.astype(np.int64), tree.missing_branch.astype(np.int64), share)
-
-    def walk(slot: _Slot, rows, wts) -> float:
-        """The estimated errors of ``slot``'s current subtree on the cases, unchanged."""
-        if not dense:
-            return estimate(slot, rows, wts, False)
-        n_t = _leaf_dists(Xd, codes64, rows, wts, slot.sid, node_of, is_leaf, *targs, dist_buf,
-                          mark, touched, ss, sw)
-        t = touched[:n_t]
-        d = dist_buf[t]
-        cases = d.sum(axis=1)
-        errors = np.where(cases > 0, cases - d.max(axis=1), 0.0)
-        dist_buf[t] = 0.0
-        mark[t] = False
-        return float((cases * _u_limit(errors, cases, cf, method)).sum())
-
-    def estimate(slot: _Slot, rows, wts, update: bool) -> float:
-        dist = np.bincount(codes[rows], weights=wts, minlength=K)
-        cases = float(dist.sum())
-        errors = cases - float(dist.max()) if cases > 0 else 0.0
-        leaf = cases * u_one(errors, cases)
-        if update:
-            slot.dist, slot.cases, slot.count = dist, cases, int((wts > 0).sum())
-        if not slot.kids:
-            return leaf
-        kr, kw, kb, bounds, mr, mw, share = router.assign(slot.node, rows, wts)
-        nk = share.size
-        # Every branch's class weights in one pass: the leaves among the children (most
-        # nodes of a fully grown tree) need nothing else. Same sums as a bincount per
-        # branch: its cases in order, then its share of the missing ones.
-        owner, keys, weights = kb, kb * K + codes[kr], kw
-        if mr.size:
-            wm = share[:, None] * mw[None, :]
-            owner = np.concatenate([kb, np.repeat(np.arange(nk), mr.size)])
-            keys = np.concatenate([keys, (np.arange(nk)[:, None] * K
-                                          + codes[mr][None, :]).ravel()])
-            weights = np.concatenate([kw, wm.ravel()])
-        dists = np.bincount(keys, weights=weights, minlength=nk * K).reshape(nk, K)
-        n_pos = np.bincount(owner, weights=weights > 0, minlength=nk).astype(np.int64).tolist()
-        kid_cases = dists.sum(axis=1)
-        kid_errors = np.where(kid_cases > 0, kid_cases - dists.max(axis=1), 0.0)
-        kid_leaf = kid_cases * _u_limit(kid_errors, kid_cases, cf, method)
-        subtree = 0.0
-        for k, kid in enumerate(slot.kids):
-            if kid.kids:
-                r, ww = kr[bounds[k]:bounds[k + 1]], kw[bounds[k]:bounds[k + 1]]
-                if mr.size:
-                    r = np.concatenate([r, mr])
-                    ww = np.concatenate([ww, wm[k]])
-                subtree += estimate(kid, r, ww, update)
-                continue
-            if update:
-                kid.dist, kid.cases, kid.count = dists[k], float(kid_cases[k]), n_pos[k]
-            subtree += float(kid_leaf[k])
-        if not update:
-            return subtree
-        branch = np.inf
-        if raising:
-            big = int(np.argmax(np.bincount(owner, weights=weights, minlength=nk)))
-            branch = walk(slot.kids[big], rows, wts)
-        if leaf <= branch + C45_SLACK and leaf <= subtree + C45_SLACK:
-            slot.kids = []
-            if dense:
-                is_leaf[slot.sid] = True
-            return leaf
-        if branch <= subtree + C45_SLACK:
-            child = slot.kids[big]
-            slot.node, slot.kids = child.node, child.kids
-            if dense:
-                node_of[slot.sid] = node_of[child.sid]
-                is_leaf[slot.sid] = is_leaf[child.sid]
-            return estimate(slot, rows, wts, True)
-        return subtree
-
-    keep = w > 0
-    rows = np.flatnonzero(keep)
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, 4 * tree.max_depth + 1000))
-    try:
-        estimate(slots[0], rows, np.asarray(w, dtype=np.float64)[rows], True)
-    finally:
-        sys.setrecursionlimit(old_limit)
-    return _slots_to_tree(tree, slots[0], criterion, node_impurity)
+        sparse = (np.empty(0, dtype=np.float32), np.empty(0, dtype=np.int64),
+                  np.zeros(1, dtype=np.int64))
+    w = np.asarray(w, dtype=np.float64)
+    rows = np.flatnonzero(w > 0).astype(np.int64)
+    node_of = np.arange(n, dtype=np.int64)
+    dist = np.zeros((n, K))
+    cases = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    _prune_cases(Xd, *sparse, np.asarray(codes, dtype=np.int64), rows, w[rows], K, node_of,
+                 is_leaf, tree.feature.astype(np.int64), tree.threshold, ptr, bc,
+                 tree.cat_ptr.astype(np.int64), tree.cat_branch.astype(np.int64),
+                 tree.missing_branch.astype(np.int64), share, cf, z2, method == "exact",
+                 bool(raising), C45_SLACK, dist, cases, count)
+    return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
 
 
-def _slots_to_tree(tree: Tree, root: _Slot, criterion: int, node_impurity) -> Tree:
-    """The flat tree of the pruned slots, numbered in preorder, counts from the cases."""
-    order, parent_value = [], {}
-    stack = [(root, None)]
+def _slots_to_tree(tree: Tree, root: _Slot, criterion: int) -> Tree:
+    """:func:`_flat_to_tree` of a slot structure (the tests' twin builds one)."""
+    n = tree.node_count
+    node_of = np.arange(n, dtype=np.int64)
+    is_leaf = np.ones(n, dtype=np.bool_)
+    dist = np.zeros((n, tree.value.shape[2]))
+    cases = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    stack = [root]
     while stack:
-        s, pv = stack.pop()
+        s = stack.pop()
+        node_of[s.sid], is_leaf[s.sid] = s.node, not s.kids
+        dist[s.sid], cases[s.sid], count[s.sid] = s.dist, s.cases, s.count
+        stack.extend(s.kids)
+    return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
+
+
+@njit
+def _impurities(value, cases, criterion):
+    out = np.zeros(cases.shape[0])
+    for i in range(cases.shape[0]):
+        if cases[i] != 0.0:
+            out[i] = node_impurity(value[i] * cases[i], cases[i], criterion)
+    return out
+
+
+def _flat_to_tree(tree: Tree, node_of: np.ndarray, is_leaf: np.ndarray, dist: np.ndarray,
+                  cases: np.ndarray, count: np.ndarray, criterion: int) -> Tree:
+    """The pruned tree of the slot state (slot ``s`` tests original node ``node_of[s]``
+    unless ``is_leaf[s]``; its children are the slots of that node's children), numbered in
+    preorder from slot 0, counts from the cases (a slot no case reached takes its nearest
+    ancestor's class shares)."""
+    ptr0, bc0 = tree.branch_ptr.tolist(), tree.branch_child.tolist()
+    nof, lf = node_of.tolist(), is_leaf.tolist()
+    order, parent, kids_of = [], [], []
+    stack = [(0, -1)]
+    while stack:
+        s, p = stack.pop()
+        i = len(order)
         order.append(s)
-        parent_value[id(s)] = pv
-        own = s.dist / s.cases if s.cases > 0 else pv
-        stack.extend((k, own) for k in reversed(s.kids))
-    ids = {id(s): i for i, s in enumerate(order)}
-    n = len(order)
-    K = tree.value.shape[2]
+        parent.append(p)
+        kids_of.append([])
+        if p >= 0:
+            kids_of[p].append(i)
+        if not lf[s]:
+            nd = nof[s]
+            stack.extend((c, i) for c in reversed(bc0[ptr0[nd]:ptr0[nd + 1]]))
+    o = np.asarray(order, dtype=np.int64)
+    n = o.size
+    nodes = node_of[o]
+    weight = cases[o]
+    value = np.zeros((n, tree.value.shape[2]))
+    own = weight > 0
+    value[own] = dist[o][own] / weight[own, None]
+    for i in np.flatnonzero(~own).tolist():  # preorder: a parent's row is already final
+        inherited = parent[i]
+        while inherited >= 0 and not own[inherited]:
+            inherited = parent[inherited]
+        value[i] = value[inherited] if inherited >= 0 else tree.value[nodes[i], 0]
+    internal = ~is_leaf[o]
     left = np.full(n, -1, dtype=np.intp)
     right = np.full(n, -1, dtype=np.intp)
     feature = np.full(n, -2, dtype=np.intp)
     threshold = np.full(n, -2.0)
-    impurity = np.zeros(n)
-    n_samples = np.zeros(n, dtype=np.intp)
-    weight = np.zeros(n)
-    value = np.zeros((n, K))
     missing = np.full(n, -2, dtype=np.intp)
     seen = np.zeros(n, dtype=np.bool_)
-    ptr, kids, cptr, cats = [0], [], [0], []
-    for i, s in enumerate(order):
-        pv = parent_value[id(s)]
-        value[i] = s.dist / s.cases if s.cases > 0 else (pv if pv is not None
-                                                          else tree.value[s.node, 0])
-        weight[i], n_samples[i] = s.cases, s.count
-        impurity[i] = node_impurity(value[i] * s.cases, s.cases, criterion) if s.cases else 0.0
-        if s.kids:
-            ch = [ids[id(k)] for k in s.kids]
-            left[i], right[i] = ch[0], ch[-1]
-            feature[i], threshold[i] = tree.feature[s.node], tree.threshold[s.node]
-            missing[i] = tree.missing_branch[s.node]
-            seen[i] = tree.missing_seen[s.node]
-            kids.extend(ch)
-            cats.extend(tree.cat_branch[tree.cat_ptr[s.node]:tree.cat_ptr[s.node + 1]].tolist())
-        ptr.append(len(kids))
-        cptr.append(len(cats))
+    inner = nodes[internal]
+    feature[internal] = tree.feature[inner]
+    threshold[internal] = tree.threshold[inner]
+    missing[internal] = tree.missing_branch[inner]
+    seen[internal] = tree.missing_seen[inner]
+    first = [k[0] if k else -1 for k in kids_of]
+    last = [k[-1] if k else -1 for k in kids_of]
+    left[:], right[:] = first, last
+    n_kids = np.array([len(k) for k in kids_of], dtype=np.intp)
+    ptr = np.zeros(n + 1, dtype=np.intp)
+    np.cumsum(n_kids, out=ptr[1:])
+    kids = np.fromiter((c for k in kids_of for c in k), dtype=np.intp, count=int(ptr[-1]))
+    c0 = tree.cat_ptr[nodes]
+    n_cats = np.where(internal, tree.cat_ptr[nodes + 1] - c0, 0)
+    cptr = np.zeros(n + 1, dtype=np.intp)
+    np.cumsum(n_cats, out=cptr[1:])
+    take = np.repeat(c0 - cptr[:-1], n_cats) + np.arange(cptr[-1])
+    cats = tree.cat_branch[take].astype(np.intp)
+    impurity = _impurities(value, weight, criterion)
     return Tree(tree.n_features, tree.n_classes, left, right, feature, threshold, impurity,
-                n_samples, weight, value, branch_ptr=ptr, branch_child=kids, cat_ptr=cptr,
-                cat_branch=np.asarray(cats, dtype=np.intp), missing_branch=missing,
-                missing_seen=seen)
+                count[o].astype(np.intp), weight, value, branch_ptr=ptr, branch_child=kids,
+                cat_ptr=cptr, cat_branch=cats, missing_branch=missing, missing_seen=seen)
