@@ -56,7 +56,9 @@ def run(n: int, grid: int) -> list[dict]:
                      "accuracy": float(np.mean(model.predict(Xte) == yte)), "nodes": nodes,
                      "note": note})
 
-    tl.DecisionTreeClassifier(prune="cv", prune_cv=3, random_state=0).fit(Xtr[:500], ytr[:500])
+    for warm in ({"prune": "cv", "prune_cv": 3}, {"prune": "pessimistic",
+                                                   "subtree_raising": True}):
+        tl.DecisionTreeClassifier(random_state=0, **warm).fit(Xtr[:500], ytr[:500])
     s, m = _timed(lambda: tl.DecisionTreeClassifier(random_state=0).fit(Xtr, ytr))
     add("treelearn unpruned", s, m, m.tree_.node_count)
     for rule in ("1se", "min"):

@@ -486,8 +486,10 @@ def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exa
 
     Returns the root ``_Slot`` (the module's container: original node, kids, dist, cases,
     count) for ``_slots_to_tree``. Sums run in the order the module's must match: a branch's
-    cases in row order, its fractional (missing) cases after its own; a raised branch's
-    estimate routes all the node's cases in row order.
+    cases in row order, its fractional (missing) cases after its own. A raised branch's
+    estimate routes all the node's cases in row order; the module reuses the branch's own
+    class weights and routes only the other cases (same sums up to rounding of fractional
+    weights, exact for whole ones).
     """
     from treelearn.pruning.pessimistic import C45_SLACK, _Slot, u_cf
 

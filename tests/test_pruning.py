@@ -215,6 +215,8 @@ def test_subtree_raising(seed):
     assert pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1, raising=False) == \
         pessimistic_prune(t)
     r = pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1)
+    from treelearn.pruning.pessimistic import _slots_to_tree
+    assert r == _slots_to_tree(t, naive_subtree_raising(t, X.astype(np.float32), y, w), 1)
     # counts of the new tree are those of the training cases routed through it
     acc = r.node_sums(X, np.eye(3)[y])
     np.testing.assert_allclose(acc, r.value[:, 0] * r.weighted_n_node_samples[:, None],

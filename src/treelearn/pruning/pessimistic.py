@@ -273,7 +273,7 @@ def _x_at(X, sdata, sind, sptr, r, f) -> float:
     return 0.0
 
 
-@tiny
+@noref
 def _branch_of(X, sdata, sind, sptr, r, nd, feature, threshold, cptr, cbranch, mbranch):
     """The branch row ``r`` takes at original node ``nd`` (missing values and levels unseen
     there follow ``missing_branch``); -1: every branch, with its share (fractional)."""
@@ -294,21 +294,26 @@ def _branch_of(X, sdata, sind, sptr, r, nd, feature, threshold, cptr, cbranch, m
 
 
 @noref
-def _leaf_dists(X, sdata, sind, sptr, codes, rows, wts, start, node, leaf, feature, threshold,
-                bptr, bchild, cptr, cbranch, mbranch, share, dist, mark, touched, ss, sw):
-    """Route the cases ``rows`` (weights ``wts``) from slot ``start`` down the slots' current
-    tree and add their class weights to ``dist[leaf slot]``.
+def _leaf_dists(X, sdata, sind, sptr, codes, ar, aw, off, m, start, node, leaf, feature,
+                threshold, bptr, bchild, cptr, cbranch, mbranch, share, dist, mark, touched, ss,
+                sw, n_t, skip_node, skip_branch):
+    """Route the cases ``ar[off:off + m]`` (weights ``aw[...]``) from slot ``start`` down the
+    slots' current
+    tree and add their class weights to ``dist[leaf slot]``; with ``skip_node >= 0``, not
+    the cases that take branch ``skip_branch`` at original node ``skip_node``.
 
     Slot ``s`` uses the test of original node ``node[s]`` (its children are the slots of
-    that node's children) unless ``leaf[s]``. Returns how many leaf slots were reached, their
-    ids in ``touched`` (flagged in ``mark``), in the order first reached; ``ss``/``sw`` are a
-    stack of (slot, weight).
+    that node's children) unless ``leaf[s]``. Returns how many leaf slots are listed in
+    ``touched`` (the ``n_t`` already there, then those reached, flagged in ``mark``, in the
+    order first reached); ``ss``/``sw`` are a stack of (slot, weight).
     """
-    n_t = 0
-    for q in range(rows.shape[0]):
-        r = rows[q]
+    for q in range(off, off + m):
+        r = ar[q]
+        if skip_node >= 0 and _branch_of(X, sdata, sind, sptr, r, skip_node, feature,
+                                         threshold, cptr, cbranch, mbranch) == skip_branch:
+            continue
         ss[0] = start
-        sw[0] = wts[q]
+        sw[0] = aw[q]
         top = 1
         while top > 0:
             top -= 1
@@ -333,6 +338,31 @@ def _leaf_dists(X, sdata, sind, sptr, codes, rows, wts, start, node, leaf, featu
                 continue
             ss[top] = bchild[bptr[nd] + b]
             sw[top] = w
+            top += 1
+    return n_t
+
+
+@noref
+def _own_leaves(start, node, leaf, bptr, bchild, dist_out, dist, mark, touched, ss):
+    """List the leaf slots of slot ``start``'s current subtree in ``touched`` (flagged in
+    ``mark``) with their class weights from ``dist_out`` copied into ``dist``; returns how
+    many."""
+    n_t = 0
+    ss[0] = start
+    top = 1
+    while top > 0:
+        top -= 1
+        s = ss[top]
+        if leaf[s]:
+            mark[s] = True
+            touched[n_t] = s
+            n_t += 1
+            for k in range(dist.shape[1]):
+                dist[s, k] = dist_out[s, k]
+            continue
+        nd = node[s]
+        for k in range(bptr[nd], bptr[nd + 1]):
+            ss[top] = bchild[k]
             top += 1
     return n_t
 
@@ -374,19 +404,10 @@ def _touched_estimate(dist, mark, touched, n_t, cf, z2, exact):
     for q in range(n_t):
         t = touched[q]
         total += _leaf_estimate(dist[t], cf, z2, exact)[0]
-        dist[t] = 0.0
+        for k in range(dist.shape[1]):
+            dist[t, k] = 0.0
         mark[t] = False
     return total
-
-
-@njit
-def _grown(a, need):
-    """``a`` with room for ``need`` entries (doubling), contents kept."""
-    if need <= a.shape[0]:
-        return a
-    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[:a.shape[0]] = a
-    return b
 
 
 @njit
@@ -401,14 +422,17 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
     not hold recursive functions): a frame's cases sit in the arena ``ar``/``aw`` below
     ``f_top[frame]``; routing a frame writes each internal child's cases above it (the
     branch's own cases in order, then the fractional ones), and ``kv`` collects the
-    children's estimates, summed in branch order once all are known.
+    children's estimates, summed in branch order once all are known. The raised branch's
+    estimate on all the node's cases starts, when no case is fractional at the node, from
+    its leaves' class weights as its own cases left them, and walks only the other cases.
     """
     n = node.shape[0]
     m0 = rows0.shape[0]
     ar = np.empty(max(2 * m0, 16), dtype=np.int64)
     aw = np.empty(max(2 * m0, 16))
-    ar[:m0] = rows0
-    aw[:m0] = w0
+    for q in range(m0):
+        ar[q] = rows0[q]
+        aw[q] = w0[q]
     kv = np.empty(max(n, 16))
     koff = np.empty(max(n, 16), dtype=np.int64)
     klen = np.empty(max(n, 16), dtype=np.int64)
@@ -419,6 +443,7 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
     f_kb = np.empty(n + 1, dtype=np.int64)
     f_j = np.empty(n + 1, dtype=np.int64)
     f_big = np.empty(n + 1, dtype=np.int64)
+    f_nmiss = np.empty(n + 1, dtype=np.int64)
     f_leaf = np.empty(n + 1)
     wdist = np.zeros((n, K))
     mark = np.zeros(n, dtype=np.bool_)
@@ -440,14 +465,16 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
         off = f_off[fr]
         m = f_m[fr]
         if f_j[fr] < 0:  # first visit (or again after raising): the node's own estimate
-            dist[:] = 0.0
+            for k in range(K):
+                dist[k] = 0.0
             count = 0
             for q in range(off, off + m):
                 dist[codes[ar[q]]] += aw[q]
                 if aw[q] > 0:
                     count += 1
             leaf_est, cases = _leaf_estimate(dist, cf, z2, exact)
-            dist_out[s] = dist
+            for k in range(K):
+                dist_out[s, k] = dist[k]
             cases_out[s] = cases
             count_out[s] = count
             if leaf[s]:
@@ -469,9 +496,18 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
             tot = np.zeros(nk)
             npos = np.zeros(nk, dtype=np.int64)
             kb = f_kb[fr]
-            kv = _grown(kv, kb + nk)
-            koff = _grown(koff, kb + nk)
-            klen = _grown(klen, kb + nk)
+            if kb + nk > kv.shape[0]:  # room for this node's children (doubling)
+                size = max(kb + nk, 2 * kv.shape[0])
+                kv2 = np.empty(size)
+                koff2 = np.empty(size, dtype=np.int64)
+                klen2 = np.empty(size, dtype=np.int64)
+                for q in range(kv.shape[0]):
+                    kv2[q] = kv[q]
+                    koff2[q] = koff[q]
+                    klen2[q] = klen[q]
+                kv = kv2
+                koff = koff2
+                klen = klen2
             top = f_top[fr]
             for j in range(nk):  # where each internal child's cases go
                 if leaf[bchild[k0 + j]]:
@@ -480,8 +516,15 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                     koff[kb + j] = top
                     klen[kb + j] = cnt[j] + n_miss
                     top += cnt[j] + n_miss
-            ar = _grown(ar, top)
-            aw = _grown(aw, top)
+            if top > ar.shape[0]:  # room for the children's cases (doubling)
+                size = max(top, 2 * ar.shape[0])
+                ar2 = np.empty(size, dtype=np.int64)
+                aw2 = np.empty(size)
+                for q in range(ar.shape[0]):
+                    ar2[q] = ar[q]
+                    aw2[q] = aw[q]
+                ar = ar2
+                aw = aw2
             fill = np.empty(nk, dtype=np.int64)
             for j in range(nk):
                 fill[j] = koff[kb + j] if klen[kb + j] >= 0 else -1
@@ -520,7 +563,8 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                 if leaf[c]:
                     est, kc = _leaf_estimate(kd[j], cf, z2, exact)
                     kv[kb + j] = est
-                    dist_out[c] = kd[j]
+                    for k in range(K):
+                        dist_out[c, k] = kd[j, k]
                     cases_out[c] = kc
                     count_out[c] = npos[j]
             big = 0
@@ -528,6 +572,7 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                 if tot[j] > tot[big]:
                     big = j
             f_big[fr] = big
+            f_nmiss[fr] = n_miss
             f_j[fr] = 0
             # the children's frames put their cases and estimates above this frame's
             f_top[fr] = top
@@ -556,9 +601,19 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
         branch_est = np.inf
         big = f_big[fr]
         if raising:
-            n_t = _leaf_dists(X, sdata, sind, sptr, codes, ar[off:off + m], aw[off:off + m],
-                              bchild[k0 + big], node, leaf, feature, threshold, bptr, bchild,
-                              cptr, cbranch, mbranch, share, wdist, mark, touched, ss, sw)
+            c = bchild[k0 + big]
+            skip = -1
+            n_t = 0
+            if f_nmiss[fr] == 0:
+                # The raised branch's own cases are those its subtree was just estimated
+                # with: its leaves hold their class weights, only the other branches' cases
+                # need a walk (most of a node's cases take its most used branch).
+                n_t = _own_leaves(c, node, leaf, bptr, bchild, dist_out, wdist, mark, touched,
+                                  ss)
+                skip = nd
+            n_t = _leaf_dists(X, sdata, sind, sptr, codes, ar, aw, off, m, c,
+                              node, leaf, feature, threshold, bptr, bchild, cptr, cbranch,
+                              mbranch, share, wdist, mark, touched, ss, sw, n_t, skip, big)
             branch_est = _touched_estimate(wdist, mark, touched, n_t, cf, z2, exact)
         if leaf_est <= branch_est + slack and leaf_est <= subtree + slack:
             leaf[s] = True
