@@ -368,6 +368,20 @@ def _own_leaves(start, node, leaf, bptr, bchild, dist_out, dist, mark, touched, 
 
 
 @tiny
+def _deposit(r, wq, j, codes, kd, tot, npos, fill, ar, aw):
+    """Case ``r`` with weight ``wq`` goes to branch ``j``: its class weights and totals, and
+    its place in the branch's block of the arena when the branch is a subtree."""
+    kd[j, codes[r]] += wq
+    tot[j] += wq
+    if wq > 0:
+        npos[j] += 1
+    if fill[j] >= 0:
+        ar[fill[j]] = r
+        aw[fill[j]] = wq
+        fill[j] += 1
+
+
+@tiny
 def _leaf_estimate(dist, cf, z2, exact):
     """``(N * U_CF(E, N), N)`` of a leaf with class weights ``dist``."""
     cases = 0.0
@@ -532,32 +546,15 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                 b = br[q]
                 if b < 0:
                     continue
-                r = ar[off + q]
-                wq = aw[off + q]
-                kd[b, codes[r]] += wq
-                tot[b] += wq
-                if wq > 0:
-                    npos[b] += 1
-                if fill[b] >= 0:
-                    ar[fill[b]] = r
-                    aw[fill[b]] = wq
-                    fill[b] += 1
+                _deposit(ar[off + q], aw[off + q], b, codes, kd, tot, npos, fill, ar, aw)
             if n_miss:
                 for j in range(nk):
                     sh = share[bchild[k0 + j]]
                     for q in range(m):
                         if br[q] >= 0:
                             continue
-                        r = ar[off + q]
-                        wq = aw[off + q] * sh
-                        kd[j, codes[r]] += wq
-                        tot[j] += wq
-                        if wq > 0:
-                            npos[j] += 1
-                        if fill[j] >= 0:
-                            ar[fill[j]] = r
-                            aw[fill[j]] = wq
-                            fill[j] += 1
+                        _deposit(ar[off + q], aw[off + q] * sh, j, codes, kd, tot, npos, fill,
+                                 ar, aw)
             for j in range(nk):
                 c = bchild[k0 + j]
                 if leaf[c]:
@@ -567,11 +564,7 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                         dist_out[c, k] = kd[j, k]
                     cases_out[c] = kc
                     count_out[c] = npos[j]
-            big = 0
-            for j in range(1, nk):
-                if tot[j] > tot[big]:
-                    big = j
-            f_big[fr] = big
+            f_big[fr] = np.argmax(tot)  # the first most used branch
             f_nmiss[fr] = n_miss
             f_j[fr] = 0
             # the children's frames put their cases and estimates above this frame's
