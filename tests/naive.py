@@ -479,19 +479,34 @@ def naive_best_subset(codes, y, w, crit, n_classes=None):
     return best
 
 
+class _Slot:
+    """A node of the tree being pruned by the twin: the original node whose test it uses,
+    its children (slots), and the training cases' class weights that reach it."""
+
+    __slots__ = ("sid", "node", "kids", "dist", "cases", "count")
+
+    def __init__(self, node: int, kids: list):
+        self.sid = node  # the slot's own index (its original node)
+        self.node = node
+        self.kids = kids
+        self.dist = None
+        self.cases = 0.0
+        self.count = 0
+
+
 def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exact",
-                          raising=True):
+                          raising=True, criterion=1):
     """Twin of ``treelearn.pruning.pessimistic.pessimistic_prune_cases``: Quinlan's
     case-driven pessimistic pruning with subtree raising, every case routed one at a time.
 
-    Returns the root ``_Slot`` (the module's container: original node, kids, dist, cases,
-    count) for ``_slots_to_tree``. Sums run in the order the module's must match: a branch's
+    Returns the pruned tree, built from the slots by the module's ``_flat_to_tree``
+    (``criterion`` recomputes impurities). Sums run in the order the module's must match: a branch's
     cases in row order, its fractional (missing) cases after its own. A raised branch's
     estimate routes all the node's cases in row order; the module reuses the branch's own
     class weights and routes only the other cases (same sums up to rounding of fractional
     weights, exact for whole ones).
     """
-    from treelearn.pruning.pessimistic import C45_SLACK, _Slot, u_cf
+    from treelearn.pruning.pessimistic import C45_SLACK, _flat_to_tree, u_cf
 
     K = tree.value.shape[2]
     ptr, bc = tree.branch_ptr, tree.branch_child
@@ -592,7 +607,19 @@ def naive_subtree_raising(tree, X, codes, w, confidence_factor=0.25, method="exa
 
     rows = [int(r) for r in np.flatnonzero(np.asarray(w) > 0)]
     estimate(slots[0], rows, [float(w[r]) for r in rows])
-    return slots[0]
+    n = tree.node_count
+    node_of = np.arange(n, dtype=np.int64)
+    is_leaf = np.ones(n, dtype=np.bool_)
+    dist = np.zeros((n, K))
+    cases = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    stack = [slots[0]]
+    while stack:
+        s = stack.pop()
+        node_of[s.sid], is_leaf[s.sid] = s.node, not s.kids
+        dist[s.sid], cases[s.sid], count[s.sid] = s.dist, s.cases, s.count
+        stack.extend(s.kids)
+    return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
 
 
 def naive_weakest_links(branch_ptr, branch_child, r_node):

@@ -215,8 +215,7 @@ def test_subtree_raising(seed):
     assert pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1, raising=False) == \
         pessimistic_prune(t)
     r = pessimistic_prune_cases(t, X.astype(np.float32), y, w, 1)
-    from treelearn.pruning.pessimistic import _slots_to_tree
-    assert r == _slots_to_tree(t, naive_subtree_raising(t, X.astype(np.float32), y, w), 1)
+    assert r == naive_subtree_raising(t, X.astype(np.float32), y, w)
     # counts of the new tree are those of the training cases routed through it
     acc = r.node_sums(X, np.eye(3)[y])
     np.testing.assert_allclose(acc, r.value[:, 0] * r.weighted_n_node_samples[:, None],
@@ -236,7 +235,6 @@ def test_subtree_raising_equals_the_case_by_case_twin(case):
     once) equals its twin, which routes every case alone: binary and multiway trees,
     fractional missing values, sample weights, both limits, with and without raising."""
     from treelearn.engine.columns import encode_table
-    from treelearn.pruning.pessimistic import _slots_to_tree
 
     rng = np.random.default_rng(case)
     n = 300
@@ -255,7 +253,7 @@ def test_subtree_raising_equals_the_case_by_case_twin(case):
     method = "exact" if case < 4 else "c45"
     for raising in (True, False):
         ours = pessimistic_prune_cases(t, X, y, w, 1, 0.25, method, raising=raising)
-        twin = _slots_to_tree(t, naive_subtree_raising(t, X, y, w, 0.25, method, raising), 1)
+        twin = naive_subtree_raising(t, X, y, w, 0.25, method, raising)
         assert ours == twin
     assert t.node_count > 20 and any(t.n_branches > 2)
 

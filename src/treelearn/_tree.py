@@ -51,7 +51,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .engine.config import X_DTYPE, njit, pjit, prange
+from .engine.config import X_DTYPE, njit, pjit, prange, tiny
 from .engine.sparse import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
@@ -105,9 +105,11 @@ def apply_sparse(indptr, indices, data, left, right, feature, threshold, out):
         out[i] = node
 
 
-@njit
+@tiny
 def _branch_of(x, node, threshold, cat_ptr, cat_branch, missing_branch):
-    """Branch taken at ``node`` by value ``x`` (``-1``: every branch, fractionally)."""
+    """Branch taken at ``node`` by value ``x`` (``-1``: every branch, fractionally). Inlined:
+    the pruning's walks call it once per case and level from kernels that count no
+    references."""
     if math.isnan(x):
         return missing_branch[node]
     c0 = cat_ptr[node]

@@ -33,8 +33,10 @@ import scipy.sparse as sp
 from scipy.special import betaincinv
 
 from .._tree import Tree
+from .._tree import _branch_of as branch_of_value
 from ..engine.config import njit, noref, tiny
 from ..engine.criteria import node_impurity
+from ..engine.sparse import sparse_value
 from ._bottom_up import check_classification, collapse_bottom_up
 
 #: Quinlan's slack: a leaf replaces a subtree if its estimate is at most this much higher.
@@ -111,21 +113,6 @@ def pessimistic_prune(tree: Tree, confidence_factor: float = 0.25,
     keep_leaf, _ = collapse_bottom_up(tree, estimated_errors(tree, confidence_factor, method),
                                       slack=C45_SLACK)
     return tree.subtree(keep_leaf)
-
-
-class _Slot:
-    """A node of the pruned tree as :func:`_slots_to_tree` reads it: the original node whose
-    test it uses, its children (slots), and the training cases' class weights that reach it."""
-
-    __slots__ = ("sid", "node", "kids", "dist", "cases", "count")
-
-    def __init__(self, node: int, kids: list):
-        self.sid = node  # the slot's own index (its original node): its row in flat state
-        self.node = node
-        self.kids = kids
-        self.dist = None
-        self.cases = 0.0
-        self.count = 0
 
 
 # --- U_CF in compiled code -------------------------------------------------------------
@@ -256,41 +243,19 @@ def _u_normal(e: float, n: float, z2: float) -> float:
 
 @tiny
 def _x_at(X, sdata, sind, sptr, r, f) -> float:
-    """``X[r, f]`` of the dense ``X``, or of the CSC matrix ``(sdata, sind, sptr)`` when
-    ``X`` is empty (sorted indices: binary search in the column)."""
+    """``X[r, f]`` of the dense ``X``, or of the CSR matrix ``(sdata, sind, sptr)`` (sorted
+    indices) when ``X`` is empty."""
     if X.shape[0] > 0:
         return np.float64(X[r, f])
-    lo = sptr[f]
-    hi = sptr[f + 1]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if sind[mid] < r:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < sptr[f + 1] and sind[lo] == r:
-        return np.float64(sdata[lo])
-    return 0.0
+    return np.float64(sparse_value(sptr, sind, sdata, r, f))
 
 
 @noref
 def _branch_of(X, sdata, sind, sptr, r, nd, feature, threshold, cptr, cbranch, mbranch):
-    """The branch row ``r`` takes at original node ``nd`` (missing values and levels unseen
-    there follow ``missing_branch``); -1: every branch, with its share (fractional)."""
-    x = _x_at(X, sdata, sind, sptr, r, feature[nd])
-    b = -1
-    c0 = cptr[nd]
-    c1 = cptr[nd + 1]
-    if not np.isnan(x):
-        if c1 > c0:
-            code = np.int64(x)
-            if 0 <= code < c1 - c0:
-                b = cbranch[c0 + code]
-        else:
-            b = 0 if x <= threshold[nd] else 1
-    if b < 0 and mbranch[nd] >= 0:
-        b = mbranch[nd]
-    return b
+    """The branch row ``r`` takes at original node ``nd``, as prediction routes it; -1:
+    every branch, with its share (fractional)."""
+    return branch_of_value(_x_at(X, sdata, sind, sptr, r, feature[nd]), nd, threshold, cptr,
+                           cbranch, mbranch)
 
 
 @noref
@@ -298,9 +263,9 @@ def _leaf_dists(X, sdata, sind, sptr, codes, ar, aw, off, m, start, node, leaf, 
                 threshold, bptr, bchild, cptr, cbranch, mbranch, share, dist, mark, touched, ss,
                 sw, n_t, skip_node, skip_branch):
     """Route the cases ``ar[off:off + m]`` (weights ``aw[...]``) from slot ``start`` down the
-    slots' current
-    tree and add their class weights to ``dist[leaf slot]``; with ``skip_node >= 0``, not
-    the cases that take branch ``skip_branch`` at original node ``skip_node``.
+    slots' current tree and add their class weights to ``dist[leaf slot]``; with
+    ``skip_node >= 0``, not the cases that take branch ``skip_branch`` at original node
+    ``skip_node``.
 
     Slot ``s`` uses the test of original node ``node[s]`` (its children are the slots of
     that node's children) unless ``leaf[s]``. Returns how many leaf slots are listed in
@@ -660,7 +625,7 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
         tot = tree.weighted_n_node_samples[kids].sum()
         share[kids] = tree.weighted_n_node_samples[kids] / tot if tot > 0 else 1.0 / kids.size
     if sp.issparse(X):
-        Xc = sp.csc_matrix(X)
+        Xc = sp.csr_matrix(X, copy=True)
         Xc.sort_indices()
         Xd = np.empty((0, 1), dtype=np.float32)
         sparse = (Xc.data.astype(np.float32), Xc.indices.astype(np.int64),
@@ -683,23 +648,6 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
     return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
 
 
-def _slots_to_tree(tree: Tree, root: _Slot, criterion: int) -> Tree:
-    """:func:`_flat_to_tree` of a slot structure (the tests' twin builds one)."""
-    n = tree.node_count
-    node_of = np.arange(n, dtype=np.int64)
-    is_leaf = np.ones(n, dtype=np.bool_)
-    dist = np.zeros((n, tree.value.shape[2]))
-    cases = np.zeros(n)
-    count = np.zeros(n, dtype=np.int64)
-    stack = [root]
-    while stack:
-        s = stack.pop()
-        node_of[s.sid], is_leaf[s.sid] = s.node, not s.kids
-        dist[s.sid], cases[s.sid], count[s.sid] = s.dist, s.cases, s.count
-        stack.extend(s.kids)
-    return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
-
-
 @njit
 def _impurities(value, cases, criterion):
     out = np.zeros(cases.shape[0])
@@ -711,7 +659,8 @@ def _impurities(value, cases, criterion):
 
 def _flat_to_tree(tree: Tree, node_of: np.ndarray, is_leaf: np.ndarray, dist: np.ndarray,
                   cases: np.ndarray, count: np.ndarray, criterion: int) -> Tree:
-    """The pruned tree of the slot state (slot ``s`` tests original node ``node_of[s]``
+    """The pruned tree of the slot state (slot ``s``, one per original node, tests original
+    node ``node_of[s]``
     unless ``is_leaf[s]``; its children are the slots of that node's children), numbered in
     preorder from slot 0, counts from the cases (a slot no case reached takes its nearest
     ancestor's class shares)."""
