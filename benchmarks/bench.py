@@ -39,7 +39,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.model_selection import train_test_split
 
 import treelearn as tl
-from treelearn._progress import progress, say
+from treelearn._progress import progress, run_main, say
 
 HERE = Path(__file__).resolve().parent
 MAX_BINS = 255
@@ -338,4 +338,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

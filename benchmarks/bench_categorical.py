@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 from realshaped import TABLES, ordinal  # noqa: E402
 
 import treelearn as tl  # noqa: E402
-from treelearn._progress import say  # noqa: E402
+from treelearn._progress import run_main, say  # noqa: E402
 
 SETTINGS = {
     "default (auto)": {},
@@ -106,4 +106,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn import tree as sktree
 
 import treelearn as tl
-from treelearn._progress import progress
+from treelearn._progress import progress, run_main
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -163,4 +163,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -32,7 +32,7 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 
 import treelearn as tl
-from treelearn._progress import progress, say
+from treelearn._progress import progress, run_main, say
 
 
 def data(n: int, seed: int = 0):
@@ -126,4 +126,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

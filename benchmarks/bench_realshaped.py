@@ -43,7 +43,7 @@ from bench import MAX_BINS, PeakMemory  # noqa: E402
 from realshaped import TABLES, ordinal  # noqa: E402
 
 import treelearn as tl  # noqa: E402
-from treelearn._progress import progress, say  # noqa: E402
+from treelearn._progress import progress, run_main, say  # noqa: E402
 
 CONFIGS = {"depth=None": {"max_depth": None}, "depth=10": {"max_depth": 10}}
 METHODS = ("tl exact", "tl hist", "tl exact tab", "tl hist tab", "sklearn", "lightgbm")
@@ -182,4 +182,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 from realshaped import TABLES  # noqa: E402
 
 import treelearn as tl  # noqa: E402
-from treelearn._progress import say  # noqa: E402
+from treelearn._progress import run_main, say  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -72,4 +72,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

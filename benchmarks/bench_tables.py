@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from bench import MAX_BINS, PeakMemory  # noqa: E402
 
 import treelearn as tl  # noqa: E402
-from treelearn._progress import progress, say  # noqa: E402
+from treelearn._progress import progress, run_main, say  # noqa: E402
 
 CONFIGS = {"depth=10": {"max_depth": 10}, "leaves=255": {"max_leaf_nodes": 255}}
 LEVELS = (5, 50, 1000)
@@ -150,4 +150,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -258,6 +258,23 @@ def test_subtree_raising_equals_the_case_by_case_twin(case):
     assert t.node_count > 20 and any(t.n_branches > 2)
 
 
+def test_subtree_raising_resumes_between_chunks(monkeypatch):
+    """The raising kernel stops after a budget of routed cases and resumes where it stopped
+    (so Ctrl-C is taken between chunks): many small chunks give the same tree as one."""
+    from treelearn.pruning import pessimistic as pm
+
+    X, y = _noisy(1, n=800, classes=3)
+    t = tl.DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y).tree_
+    X32, w = X.astype(np.float32), np.ones(800)
+    whole = pessimistic_prune_cases(t, X32, y, w, 1)
+    calls = []
+    inner = pm._prune_cases
+    monkeypatch.setattr(pm, "_prune_cases", lambda *a: calls.append(1) or inner(*a))
+    monkeypatch.setattr(pm, "PRUNE_CHUNK", 50)
+    assert pessimistic_prune_cases(t, X32, y, w, 1) == whole
+    assert len(calls) > 20
+
+
 def test_subtree_raising_changes_a_tree_and_handles_missing_and_sparse():
     import scipy.sparse as sp
     X, y = _noisy(0, n=600, classes=3)

@@ -27,6 +27,8 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from ._interrupt import interruptible
+from ._memory import check as check_memory
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, expected_costs
 from ._validation import (
     RANDOM_STATE,
@@ -43,7 +45,14 @@ from ._validation import (
 from .engine.binning import Binner
 from .engine.columns import categorical_mask, encode_table, learn_levels
 from .engine.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
-from .engine.fit import GrowParams, grow_exact, grow_hist, grow_sparse
+from .engine.fit import (
+    GrowParams,
+    fit_bytes,
+    grow_exact,
+    grow_hist,
+    grow_sparse,
+    memory_alternatives,
+)
 from .engine.grow_exact import COST_NONE, COST_NUNEZ, COST_TAN
 from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN
 from .engine.random import RAND_R_MAX
@@ -295,6 +304,7 @@ class BaseDecisionTree(BaseEstimator):
     def _encode_target(self, y, sample_weight):  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @interruptible
     def fit(self, X, y, sample_weight=None):
         """Build a decision tree from the training set (X, y).
 
@@ -316,6 +326,7 @@ class BaseDecisionTree(BaseEstimator):
         validate_params(self, self._constraints())
         self._check_prune_params()
         check_y_missing(y)
+        self._check_memory(X, sample_weight)
         X_raw = X
         X, y = self._validate_table(X, y, fitting=True)
         y = check_y_1d(y)
@@ -355,6 +366,26 @@ class BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
         return self
+
+    def _check_memory(self, X, sample_weight) -> None:
+        """MemoryError naming sizes and alternatives when the fit's big buffers (plus the
+        float32 copy of X validation makes) would not fit (see :mod:`treelearn._memory`)."""
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2:
+            return  # lists and the like are small, or validation rejects them
+        n, p = int(shape[0]), int(shape[1])
+        # classes are not known yet: a classifier's counts are sized for a few
+        n_stats = 4 if is_classifier(self) else 0
+        weighted = (sample_weight is not None or getattr(self, "class_weight", None) is not None
+                    or self.missing == "c45")
+        nnz = int(X.nnz) if sp.issparse(X) else None
+        need = fit_bytes(n, p, self.splitter, n_stats, weighted, nnz, int(self.max_bins))
+        dtype = getattr(X, "dtype", None)
+        if nnz is None and dtype != np.float32:
+            need += 4 * n * p  # validation's float32 copy
+        what = (f"Fitting {type(self).__name__}(splitter={self.splitter!r}) on {n:,} rows x "
+                f"{p:,} features")
+        check_memory(need, what, memory_alternatives(self.splitter, n, p, n_stats, weighted))
 
     def _post_prune(self, tree, X, X_raw, y, sw, ycls, yreg, w, crit, validation, seed):
         """The ``prune`` method applied to the grown tree (training data as fit saw it: ``X``
@@ -523,6 +554,7 @@ class BaseDecisionTree(BaseEstimator):
         check_is_fitted(self, "tree_")
         return self._validate_table(X)
 
+    @interruptible
     def apply(self, X) -> np.ndarray:
         """Return the index of the leaf that each sample is predicted as.
 
@@ -538,6 +570,7 @@ class BaseDecisionTree(BaseEstimator):
         X = self._validate_X_predict(X)
         return self.tree_.apply(X)
 
+    @interruptible
     def decision_path(self, X):
         """Return the decision path in the tree.
 
@@ -569,6 +602,7 @@ class BaseDecisionTree(BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.tree_.compute_feature_importances()
 
+    @interruptible
     def cost_complexity_pruning_path(self, X, y, sample_weight=None) -> Bunch:
         """Compute the minimal cost-complexity pruning path (scikit-learn's definition).
 
@@ -862,6 +896,7 @@ default="gini"
             raise ValueError("misclassification_cost must be finite and non-negative.")
         return C
 
+    @interruptible
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the weighted class fractions of each sample's leaf.
 
@@ -885,6 +920,7 @@ default="gini"
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    @interruptible
     def predict(self, X) -> np.ndarray:
         """Predicted class of each sample (the most probable class of its leaf; ties: first).
 
@@ -964,6 +1000,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             raise ValueError("Input y contains NaN or infinity.")
         return np.zeros(0, dtype=np.int32), y, np.ascontiguousarray(w), 2, 1, 1
 
+    @interruptible
     def predict(self, X) -> np.ndarray:
         """Predicted value of each sample (its leaf's mean or median).
 

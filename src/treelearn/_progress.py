@@ -25,3 +25,18 @@ def say(text: str) -> None:
 
     tqdm.write(text, file=sys.stdout)
     sys.stdout.flush()
+
+
+def run_main(main) -> None:
+    """Run a script's ``main()`` (the benchmarks') so that Ctrl-C ends it within about a
+    second (see :mod:`treelearn._interrupt`) with one line and exit status 130, no
+    traceback. A scikit-learn or LightGBM fit under way when the key is pressed finishes
+    first: their compiled loops do not look at signals."""
+    from ._interrupt import handling_sigint
+
+    try:
+        with handling_sigint():
+            main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

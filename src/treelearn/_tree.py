@@ -51,11 +51,14 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ._interrupt import check as check_interrupt
 from .engine.config import X_DTYPE, njit, pjit, prange, tiny
 from .engine.sparse import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
 PARALLEL_MIN_ROWS = 100_000
+#: Rows per call of the general router (a Ctrl-C is taken between calls).
+ROUTE_ROWS = 65_536
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -502,13 +505,23 @@ class Tree:
                 self.cat_branch, self.missing_branch, self.weighted_n_node_samples,
                 self.value[:, 0, :])
         no_stats = np.zeros((0, 0))
-        if row_stats is not None:
-            acc = np.zeros((self.node_count, row_stats.shape[1]))
-            route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64),
-                  np.ascontiguousarray(row_stats, dtype=np.float64), acc)
-            return acc
-        route(X, *args, out_value, out_leaf, ptr, np.zeros(0, dtype=np.int64), no_stats,
-              no_stats)
+        no_nodes = np.zeros(0, dtype=np.int64)
+        if not path:
+            # Blocks of rows, so a Ctrl-C is taken between them (a fully grown tree routes
+            # 1M rows in about a second).
+            acc = no_stats
+            if row_stats is not None:
+                acc = np.zeros((self.node_count, row_stats.shape[1]))
+                row_stats = np.ascontiguousarray(row_stats, dtype=np.float64)
+            for a in range(0, n, ROUTE_ROWS):
+                b = min(n, a + ROUTE_ROWS)
+                route(X[a:b], *args, out_value[a:b], out_leaf[a:b], ptr, no_nodes,
+                      no_stats if row_stats is None else row_stats[a:b], acc)
+                check_interrupt()
+            if row_stats is not None:
+                return acc
+            return out_value, out_leaf, ptr, None
+        route(X, *args, out_value, out_leaf, ptr, no_nodes, no_stats, no_stats)
         nodes = None
         if path:
             nodes = np.empty(int(ptr[-1]), dtype=np.int64)

@@ -40,6 +40,7 @@ half of one. Pickle and joblib keep working on estimators as for any scikit-lear
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io as _io
 import json
 import math
@@ -99,8 +100,10 @@ _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_n
            "binner_", "pruning_", "ccp_alpha_", "n_outputs_", "max_features_")
 
 
-#: What reading a damaged archive raises (bad headers, CRC, truncated deflate streams).
-_DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError)
+#: What reading a damaged archive raises (bad headers, CRC, truncated deflate streams, a
+#: compression method zipfile lacks; RuntimeError: a member flagged as encrypted).
+_DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError,
+            RuntimeError)
 
 
 class ModelFileError(ValueError):
@@ -312,15 +315,28 @@ class _Reader:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(buf)
             else:
                 raise ValueError(f"npy version {version}")
-        except (ValueError, SyntaxError, TypeError, OverflowError, KeyError, MemoryError,
-                RecursionError) as exc:
-            raise _fail(f"{obj.get('file')}: not an .npy array ({exc})") from None
-        if dtype.kind not in "biufU" or dtype.hasobject or len(shape) > 3:
+        except Exception as exc:  # noqa: BLE001 - NumPy's header parser on untrusted text
+            # raises what its tokenizer and literal_eval raise (TokenError, SyntaxError,
+            # ValueError, MemoryError, RecursionError, ...): all mean "not an .npy header"
+            raise _fail(f"{obj.get('file')}: not an .npy array ({type(exc).__name__}: "
+                        f"{str(exc)[:200]})") from None
+        if not isinstance(fortran, bool) or not isinstance(shape, tuple) or any(
+                type(d) is not int or d < 0 for d in shape):
+            raise _fail(f"{obj.get('file')}: shape {shape!r} or order {fortran!r}")
+        if dtype.kind not in "biufU" or dtype.hasobject or dtype.itemsize == 0 \
+                or len(shape) > 3:
             raise _fail(f"{obj.get('file')}: arrays of dtype {dtype} and {len(shape)} "
                         "dimensions are not allowed")
         count = math.prod(shape)
         if count < 0 or count * dtype.itemsize != len(data) - buf.tell():
             raise _fail(f"{obj.get('file')}: the data does not match its shape {shape}")
+        if dtype.kind == "U" and count:
+            # NumPy stores any 32-bit value; Python's str holds code points up to 0x10FFFF
+            order = dtype.byteorder if dtype.byteorder in "<>" else "="
+            units = np.frombuffer(data, dtype=np.dtype(np.uint32).newbyteorder(order),
+                                  count=count * dtype.itemsize // 4, offset=buf.tell())
+            if units.max() > 0x10FFFF:
+                raise _fail(f"{obj.get('file')}: strings with invalid characters")
         a = np.frombuffer(data, dtype=dtype, count=count, offset=buf.tell())
         a = a.reshape(shape, order="F" if fortran else "C").copy()
         if obj.get("object"):
@@ -372,7 +388,8 @@ class _Reader:
         if kind == "binner":
             return self.binner(v, depth)
         if kind == "record":
-            cls = _RECORDS.get(v.get("class"))
+            name = v.get("class")
+            cls = _RECORDS.get(name) if isinstance(name, str) else None
             fields = v.get("fields")
             if cls is None or not isinstance(fields, dict) or \
                     set(fields) != {f.name for f in dataclasses.fields(cls)}:
@@ -492,9 +509,38 @@ def _reject_constant(c: str):
     raise json.JSONDecodeError(f"constant {c} is not JSON", c, 0)
 
 
+def _only_model_file_errors(fn):
+    """Let ``fn`` raise ModelFileError (and FileNotFoundError/IsADirectoryError for the path
+    itself) and nothing else: an exception the checks did not foresee becomes a
+    ModelFileError whose ``__cause__`` is kept (``tools/fuzz_model_files.py`` counts those
+    separately: each one is a check to write)."""
+
+    @functools.wraps(fn)
+    def wrapper(path, *args, **kwargs):
+        try:
+            return fn(path, *args, **kwargs)
+        except (ModelFileError, FileNotFoundError, IsADirectoryError):
+            raise
+        except RecursionError:
+            raise _fail("values nested too deeply") from None
+        except Exception as exc:  # noqa: BLE001 - the loader's promise, see above
+            raise _fail(f"unreadable ({type(exc).__name__}: {str(exc)[:200]})") from exc
+
+    return wrapper
+
+
+@_only_model_file_errors
 def read_metadata(path) -> dict:
     """The JSON part of a model file (format, versions, estimator, parameters, summary, info),
-    checked for format and version, without building the model."""
+    checked for format and version, without building the model.
+
+    Raises
+    ------
+    ModelFileError
+        (a ValueError) as :func:`load`, for any content of the file.
+    FileNotFoundError
+        When ``path`` does not exist.
+    """
     with _open(path) as zf:
         try:
             return _metadata(zf)
@@ -519,13 +565,16 @@ def load(path) -> BaseDecisionTree:
     ------
     ModelFileError
         (a ValueError) when the file is not a treelearn model file, is damaged, was written by
-        a newer format version, or holds values that break a check (see the module docstring).
+        a newer format version, or holds values that break a check (see the module docstring):
+        for any content of the file, this is the only exception (fuzzed with a million
+        damaged and hostile files, ``tools/fuzz_model_files.py``).
     FileNotFoundError
         When ``path`` does not exist.
     """
     return load_with_metadata(path)[0]
 
 
+@_only_model_file_errors
 def load_with_metadata(path) -> tuple[BaseDecisionTree, dict]:
     """:func:`load` and :func:`read_metadata` in one reading of the file.
 
@@ -592,7 +641,7 @@ def _check_model(model: BaseDecisionTree) -> None:
     n = model.n_features_in_
     if not _is_int(n, 1, 10**7) or tree.n_features != n:
         raise _fail(f"n_features_in_ {n!r} does not match the tree's {tree.n_features}")
-    if model.n_outputs_ != 1 or not _is_int(model.max_features_, 1, n):
+    if not _is_int(model.n_outputs_, 1, 1) or not _is_int(model.max_features_, 1, n):
         raise _fail("n_outputs_ or max_features_ out of range")
     names = getattr(model, "feature_names_in_", None)
     if names is not None and (not isinstance(names, np.ndarray) or names.shape != (n,)
@@ -628,7 +677,8 @@ def _check_model(model: BaseDecisionTree) -> None:
                 or np.unique(classes).size != classes.size:
             raise _fail("classes_ must be distinct class labels")
         k = classes.shape[0]
-        if getattr(model, "n_classes_", None) != k or any(t.n_classes[0] != k for t in trees):
+        if not _is_int(getattr(model, "n_classes_", None), k, k) or \
+                any(t.n_classes[0] != k for t in trees):
             raise _fail(f"the trees and classes_ disagree on the number of classes ({k})")
         cost = getattr(model, "cost_matrix_", None)
         if cost is not None and (not isinstance(cost, np.ndarray) or cost.shape != (k, k)
@@ -684,7 +734,7 @@ def _check_pruning(result, n_nodes: int) -> None:
         raise _fail("pruning_.scores must be a (splits x candidates) array")
     if not (_is_int(result.best_index, 0, m - 1) and _is_int(result.chosen_index, 0, m - 1)):
         raise _fail("pruning_ indices out of range")
-    if result.rule not in ("1se", "min"):
+    if not isinstance(result.rule, str) or result.rule not in ("1se", "min"):
         raise _fail(f"pruning_.rule {result.rule!r}")
     path = result.path
     steps = _vectors(path, ("ccp_alphas", "impurities", "n_leaves", "n_nodes"), "iuf")
@@ -693,5 +743,6 @@ def _check_pruning(result, n_nodes: int) -> None:
             or nodes.shape != (steps - 1,) or np.any(nodes < 0) or np.any(nodes >= n_nodes):
         raise _fail("pruning_.path.pruned_nodes out of range")
     if not isinstance(path.root_weight, float) or not path.root_weight > 0.0 \
-            or path.risk not in ("impurity", "misclassification"):
+            or not isinstance(path.risk, str) or path.risk not in ("impurity",
+                                                                   "misclassification"):
         raise _fail("pruning_.path root_weight or risk")

@@ -5,8 +5,12 @@ the exporters, :class:`~treelearn.Pruner`, :mod:`treelearn.datasets`, :mod:`tree
 Layout: ``_data`` reads tables and decides column kinds, ``_commands`` runs the subcommands,
 this module holds the parser and the error policy: mistakes a user can make (a missing file, an
 unknown column, an empty or ragged table, a text regression target, a damaged model file)
-print one line ``treelearn: error: ...`` and exit with status 2; ``--debug`` re-raises them
-with the traceback. Anything else is a bug and keeps its traceback.
+print one line ``treelearn: error: ...`` and exit with status 2; running out of memory too
+(the fit's estimate names the size and the alternatives). Anything else is a bug of ours and
+still prints one line (``treelearn COMMAND: unexpected error: ...``, exit status 1) that asks
+for a report; Ctrl-C stops any command within about a second with status 130 and writes no
+file (every file is written whole or not at all). ``--debug`` re-raises any of them with
+the traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .._interrupt import handling_sigint
 from ._errors import UserError
 
 __all__ = ["UserError", "build_parser", "main"]
@@ -198,14 +203,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        args.func(args)
+        with handling_sigint():
+            args.func(args)
     except BrokenPipeError:  # pragma: no cover - output piped into e.g. head
         return 0
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"treelearn {args.command}: interrupted (nothing was written)", file=sys.stderr)
+        return 130
     except (UserError, ValueError, OSError) as exc:
         # ValueError: the library's own checks of what the user gave (parameters, data, a
         # damaged model file: ModelFileError); OSError: files that cannot be read or written
         if args.debug:
             raise
-        print(f"treelearn: error: {exc}", file=sys.stderr)
+        print(f"treelearn: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        if args.debug:
+            raise
+        print(f"treelearn {args.command}: out of memory: {_one_line(exc) or 'no details'}",
+              file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        if args.debug:
+            raise
+        print(f"treelearn {args.command}: unexpected error: {type(exc).__name__}: "
+              f"{_one_line(exc)} (this is a bug; run again with --debug for the traceback "
+              "and report it)", file=sys.stderr)
+        return 1
     return 0
+
+
+def _one_line(exc: BaseException, limit: int = 500) -> str:
+    """The exception's message on one line, cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -29,6 +29,7 @@ from numbers import Integral
 
 import numpy as np
 
+from .._interrupt import check as check_interrupt
 from .config import X_DTYPE, pjit, prange
 
 #: Width of the padded edge table: 255 real edges at most, then +inf, so the branch-free search
@@ -116,6 +117,7 @@ def _sorted_columns(X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     gather_columns(X, rows, cols)
 
     def one(f: int) -> None:
+        check_interrupt()  # pool threads stop between columns on Ctrl-C
         cols[f].sort()  # NumPy's sort releases the GIL: the features sort on all cores
 
     if cols.size < 200_000:

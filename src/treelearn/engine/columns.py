@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
+from .._interrupt import check as check_interrupt
 from .config import X_DTYPE
 
 try:  # optional: vectorised missing-value tests and level lookups for tables
@@ -59,6 +60,7 @@ def presort(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sidx = np.empty((F, n), dtype=np.int32)
 
     def one(f: int) -> None:
+        check_interrupt()  # pool threads stop between columns on Ctrl-C
         _sorted_feature(Xt[f], sval[f], sidx[f])
 
     if n * F < 200_000:

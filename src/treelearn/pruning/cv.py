@@ -28,6 +28,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils.class_weight import compute_sample_weight
 
+from .._interrupt import interruptible_function
 from .._tree import Tree
 from ._loss import node_losses
 from .cost_complexity import (
@@ -193,6 +194,7 @@ def cv_pruning(base, X, y, *, tree: Tree, w_fit=None, w_test=None, cv=10, rule="
     )
 
 
+@interruptible_function
 def choose_alpha(estimator, X, y, sample_weight=None, *, cv=10, rule: str = "1se",
                  risk: str = "impurity", n_jobs=None, random_state=None) -> CVPruning:
     """Choose ``ccp_alpha`` for ``estimator`` by cross-validation.

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaincinv
 
+from .._interrupt import check as check_interrupt
 from .._tree import Tree
 from .._tree import _branch_of as branch_of_value
 from ..engine.config import njit, noref, tiny
@@ -390,9 +391,10 @@ def _touched_estimate(dist, mark, touched, n_t, cf, z2, exact):
 
 
 @njit
-def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature, threshold,
+def _prune_cases(X, sdata, sind, sptr, codes, K, node, leaf, feature, threshold,
                  bptr, bchild, cptr, cbranch, mbranch, share, cf, z2, exact, raising, slack,
-                 dist_out, cases_out, count_out):
+                 dist_out, cases_out, count_out, ar, aw, kv, koff, klen, frames, f_leaf, wdist,
+                 mark, touched, ss, sw, gs, fret, budget):
     """Quinlan's case-driven pruning with subtree raising (see
     :func:`pessimistic_prune_cases`), on the flat slot state ``node``/``leaf`` (changed in
     place), writing each surviving slot's class weights, weight and case count.
@@ -404,45 +406,34 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
     children's estimates, summed in branch order once all are known. The raised branch's
     estimate on all the node's cases starts, when no case is fractional at the node, from
     its leaves' class weights as its own cases left them, and walks only the other cases.
+
+    Resumable: all state lives in the arguments (:func:`_prune_state`; ``gs`` holds the
+    stack depth and whether the work is done, ``fret`` the last estimate), and a call stops
+    at a frame boundary once it has routed about ``budget`` cases, so Python can take a
+    Ctrl-C between calls. Returns the arena and the estimate tables, which grow by doubling.
     """
-    n = node.shape[0]
-    m0 = rows0.shape[0]
-    ar = np.empty(max(2 * m0, 16), dtype=np.int64)
-    aw = np.empty(max(2 * m0, 16))
-    for q in range(m0):
-        ar[q] = rows0[q]
-        aw[q] = w0[q]
-    kv = np.empty(max(n, 16))
-    koff = np.empty(max(n, 16), dtype=np.int64)
-    klen = np.empty(max(n, 16), dtype=np.int64)
-    f_s = np.empty(n + 1, dtype=np.int64)
-    f_off = np.empty(n + 1, dtype=np.int64)
-    f_m = np.empty(n + 1, dtype=np.int64)
-    f_top = np.empty(n + 1, dtype=np.int64)
-    f_kb = np.empty(n + 1, dtype=np.int64)
-    f_j = np.empty(n + 1, dtype=np.int64)
-    f_big = np.empty(n + 1, dtype=np.int64)
-    f_nmiss = np.empty(n + 1, dtype=np.int64)
-    f_leaf = np.empty(n + 1)
-    wdist = np.zeros((n, K))
-    mark = np.zeros(n, dtype=np.bool_)
-    touched = np.empty(n, dtype=np.int64)
-    ss = np.empty(n + 1, dtype=np.int64)
-    sw = np.empty(n + 1)
+    f_s = frames[0]
+    f_off = frames[1]
+    f_m = frames[2]
+    f_top = frames[3]
+    f_kb = frames[4]
+    f_j = frames[5]
+    f_big = frames[6]
+    f_nmiss = frames[7]
     dist = np.empty(K)
-    depth = 0
-    f_s[0] = 0
-    f_off[0] = 0
-    f_m[0] = m0
-    f_top[0] = m0
-    f_kb[0] = 0
-    f_j[0] = -1
-    ret = 0.0
+    depth = gs[0]
+    ret = fret[0]
+    work = 0
     while depth >= 0:
+        if work >= budget:
+            gs[0] = depth
+            fret[0] = ret
+            return ar, aw, kv, koff, klen
         fr = depth
         s = f_s[fr]
         off = f_off[fr]
         m = f_m[fr]
+        work += m + 1
         if f_j[fr] < 0:  # first visit (or again after raising): the node's own estimate
             for k in range(K):
                 dist[k] = 0.0
@@ -573,6 +564,7 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
                               node, leaf, feature, threshold, bptr, bchild, cptr, cbranch,
                               mbranch, share, wdist, mark, touched, ss, sw, n_t, skip, big)
             branch_est = _touched_estimate(wdist, mark, touched, n_t, cf, z2, exact)
+            work += m
         if leaf_est <= branch_est + slack and leaf_est <= subtree + slack:
             leaf[s] = True
             ret = leaf_est
@@ -589,7 +581,33 @@ def _prune_cases(X, sdata, sind, sptr, codes, rows0, w0, K, node, leaf, feature,
         if depth >= 0:
             kv[f_kb[depth] + f_j[depth]] = ret
             f_j[depth] += 1
-    return ret
+    gs[0] = depth
+    gs[1] = 1
+    fret[0] = ret
+    return ar, aw, kv, koff, klen
+
+
+#: Cases routed per call of :func:`_prune_cases` (~0.1 s), between Ctrl-C checks.
+PRUNE_CHUNK = 5_000_000
+
+
+def _prune_state(n: int, K: int, rows0: np.ndarray, w0: np.ndarray):
+    """The arrays :func:`_prune_cases` keeps its state in: the arena holding the root's cases,
+    the estimate tables, the frame stack (the root's frame set), and the scratch of the
+    raising walks."""
+    m0 = rows0.shape[0]
+    size = max(2 * m0, 16)
+    ar = np.empty(size, dtype=np.int64)
+    aw = np.empty(size)
+    ar[:m0] = rows0
+    aw[:m0] = w0
+    k = max(n, 16)
+    tables = (np.empty(k), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
+    frames = np.empty((8, n + 1), dtype=np.int64)
+    frames[:, 0] = (0, 0, m0, m0, 0, -1, 0, 0)  # slot, offset, cases, top, kv base, branch
+    scratch = (np.empty(n + 1), np.zeros((n, K)), np.zeros(n, dtype=np.bool_),
+               np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64), np.empty(n + 1))
+    return ar, aw, tables, frames, scratch
 
 
 def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.ndarray,
@@ -640,11 +658,18 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
     dist = np.zeros((n, K))
     cases = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
-    _prune_cases(Xd, *sparse, np.asarray(codes, dtype=np.int64), rows, w[rows], K, node_of,
-                 is_leaf, tree.feature.astype(np.int64), tree.threshold, ptr, bc,
-                 tree.cat_ptr.astype(np.int64), tree.cat_branch.astype(np.int64),
-                 tree.missing_branch.astype(np.int64), share, cf, z2, method == "exact",
-                 bool(raising), C45_SLACK, dist, cases, count)
+    ar, aw, (kv, koff, klen), frames, scratch = _prune_state(n, K, rows, w[rows])
+    gs = np.zeros(2, dtype=np.int64)
+    fret = np.zeros(1)
+    fixed = (Xd, *sparse, np.asarray(codes, dtype=np.int64), K, node_of, is_leaf,
+             tree.feature.astype(np.int64), tree.threshold, ptr, bc,
+             tree.cat_ptr.astype(np.int64), tree.cat_branch.astype(np.int64),
+             tree.missing_branch.astype(np.int64), share, cf, z2, method == "exact",
+             bool(raising), C45_SLACK, dist, cases, count)
+    while not gs[1]:
+        ar, aw, kv, koff, klen = _prune_cases(*fixed, ar, aw, kv, koff, klen, frames,
+                                              *scratch, gs, fret, PRUNE_CHUNK)
+        check_interrupt()
     return _flat_to_tree(tree, node_of, is_leaf, dist, cases, count, criterion)
 
 

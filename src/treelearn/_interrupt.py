@@ -1,0 +1,167 @@
+"""Ctrl-C during compiled work: stop within about a second, cleanly, in every thread.
+
+Python runs a signal handler at the next bytecode the main thread executes. During a call of
+a compiled (Numba) kernel that can be the boxing of the kernel's results, which runs a little
+Python (``numba.core.serialize._numba_unpickle``); a ``KeyboardInterrupt`` raised there leaves
+an exception set under a returned value, and the call fails with ``SystemError:
+CPUDispatcher(...) returned a result with an exception set`` (seen in 1 of 2 interrupted
+1M-row fits before this module). Our SIGINT handler therefore looks at where it was called:
+inside Numba's boxing it only notes the signal, and the next :func:`check` (the node loops call
+it after every kernel call) or the end of the estimator's method hands it over, in plain
+Python, to the handler ours replaced (by default: raise ``KeyboardInterrupt``); anywhere else
+it hands over at once. (Tripping the signal again from the handler does not work: the handler
+then runs again inside itself.) The kernels return often because the node loops do a
+bounded chunk of work per call (:data:`treelearn.engine.fit.CHUNK_WORK`, ~0.1 s on one core).
+
+Signal handlers run only in the main thread, so compiled work on other threads (the folds of
+cross-validated pruning with ``n_jobs``, the presorting pool, the command line's parallel jobs)
+would run to its end. When the replaced handler raises ``KeyboardInterrupt``, ours also notes
+the request, and those loops call :func:`check` between chunks, which raises it in their
+thread. The note is cleared when the outermost :func:`handling_sigint` ends (after the pools
+have been waited for).
+
+The handler is installed only from the main thread (Python's rule) and only in place of a
+callable handler (an ignored SIGINT stays ignored); :func:`interruptible` wraps the
+estimators' methods, and the command line wraps each command in :func:`handling_sigint`.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Any, TypeVar
+
+_lock = threading.Lock()
+_requested = False  # Ctrl-C pressed: loops on any thread stop at their next check()
+_previous: Any = None  # the handler ours replaced, while ours is installed
+_installs = 0  # nesting of handling_sigint() in the main thread
+_deferred = 0  # a signal that arrived during Numba's boxing, to hand over at check()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: How many frames up the handler looks for Numba's unboxing.
+_FRAMES = 8
+
+
+def _in_numba_boxing(frame) -> bool:
+    for _ in range(_FRAMES):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == "numba.core.serialize":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _handler(signum, frame) -> None:
+    global _deferred
+    if _in_numba_boxing(frame):
+        # Raising here would break the kernel call; the next check() (or the end of the
+        # method) hands the signal over instead.
+        _deferred = signum
+        return
+    _hand_over(signum, frame)
+
+
+def _hand_over(signum, frame) -> None:
+    global _requested
+    previous = _previous
+    if not callable(previous):  # pragma: no cover - ours is uninstalled before it is None
+        raise KeyboardInterrupt
+    try:
+        previous(signum, frame)
+    except KeyboardInterrupt:
+        _requested = True
+        raise
+
+
+def requested() -> bool:
+    """Whether Ctrl-C was pressed during the work under way (the loops of other threads stop
+    at their next :func:`check`)."""
+    return _requested
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed during the work under way (call it
+    between chunks of compiled work, from any thread)."""
+    _flush_deferred()
+    if _requested:
+        raise KeyboardInterrupt
+
+
+def _flush_deferred() -> None:
+    """Hand a signal held during Numba's boxing over to the replaced handler (main thread)."""
+    global _deferred
+    if _deferred and threading.current_thread() is threading.main_thread():
+        signum, _deferred = _deferred, 0
+        _hand_over(signum, None)
+
+
+@contextmanager
+def handling_sigint() -> Iterator[None]:
+    """Install the SIGINT handler described in the module docstring for the duration (main
+    thread only; elsewhere, or when SIGINT is ignored or handled outside Python, a no-op)."""
+    global _previous, _installs, _requested, _deferred
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with _lock:
+        outermost = _installs == 0
+        _installs += 1
+    installed = False
+    try:
+        if outermost:
+            try:
+                current = signal.getsignal(signal.SIGINT)
+            except (ValueError, OSError):  # pragma: no cover - no signals here
+                current = None
+            if callable(current) and current is not _handler:
+                _previous = current
+                signal.signal(signal.SIGINT, _handler)
+                installed = True
+        yield
+        if outermost:
+            _flush_deferred()
+    finally:
+        with _lock:
+            _installs -= 1
+        if outermost:
+            if installed and signal.getsignal(signal.SIGINT) is _handler:
+                signal.signal(signal.SIGINT, _previous)
+            _previous = None
+            _requested = False
+            _deferred = 0
+
+
+def interruptible(method: F) -> F:
+    """Run an estimator method under :func:`handling_sigint`, and leave the estimator as it
+    was if the method fails or is interrupted (a fit stopped by Ctrl-C leaves no half-fitted
+    model)."""
+
+    @wraps(method)
+    def wrapper(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            with handling_sigint():
+                return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
+def interruptible_function(fn: F) -> F:
+    """Run a function under :func:`handling_sigint` (for public functions whose work runs on
+    a thread pool: the pool's loops then stop on Ctrl-C too)."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        with handling_sigint():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
