@@ -42,7 +42,7 @@ _deferred = 0  # a signal that arrived during Numba's boxing, to hand over at ch
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: How many frames up the handler looks for Numba's unboxing.
+#: How many frames up the handler looks for Numba's boxing of results.
 _FRAMES = 8
 
 

@@ -101,9 +101,10 @@ _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_n
 
 
 #: What reading a damaged archive raises (bad headers, CRC, truncated deflate streams, a
-#: compression method zipfile lacks; RuntimeError: a member flagged as encrypted).
+#: compression method zipfile lacks; RuntimeError: a member flagged as encrypted;
+#: UnicodeDecodeError: a local header's name flagged UTF-8 that is not).
 _DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError,
-            RuntimeError)
+            RuntimeError, UnicodeDecodeError)
 
 
 class ModelFileError(ValueError):

@@ -249,7 +249,10 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
     work = _work(n, p, S, width, prm.seed, absolute)
     kid_lo = np.zeros(kmax, dtype=np.int64)
     kid_hi = np.zeros(kmax, dtype=np.int64)
-    ip, fp = prm.arrays(float(w.sum()))
+    # A cell of a table (levels, C4.5's fractional cases) costs ~10x a numeric one: smaller
+    # chunks keep Ctrl-C as quick (measured: 1M-row C4.5 table, 1.9 s to stop, now 0.5 s).
+    table = bool(is_cat.any()) or fractional
+    ip, fp = prm.arrays(float(w.sum()), CHUNK_WORK // 8 if table else None)
     ti, tf, tv, cats, gs = _node_table(prm, n)
     absolute_arg = np.zeros(0) if absolute else None
     if prm.max_leaf_nodes > 0:
