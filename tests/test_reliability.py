@@ -111,6 +111,19 @@ def test_invalid_characters_and_encrypted_members_are_model_file_errors(tmp_path
         model_io.read_metadata(path)
 
 
+def test_a_file_unpacking_to_more_than_the_memory_is_refused(tmp_path, monkeypatch):
+    """zipfile never unpacks more than the declared sizes; their sum is checked first (a
+    zip bomb, or a header that lies, cannot make the loader allocate without bound)."""
+    path = tmp_path / "bomb.tlm"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("model.json", "{}")
+        zf.writestr("arrays/0.npy", b"\0" * (64 << 20))  # 64 MiB in a 64 KiB file
+    assert path.stat().st_size < 1 << 20
+    monkeypatch.setenv(_memory.ENV, "32M")
+    with pytest.raises(model_io.ModelFileError, match="unpack to 64.0 MiB, more than the 32.0"):
+        model_io.load(path)
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------------
 
 def test_a_signal_during_numba_boxing_waits_for_the_next_check():
@@ -316,6 +329,31 @@ def test_the_cli_prints_one_line_for_a_bug_and_the_traceback_with_debug(monkeypa
     assert "--debug" in err
     with pytest.raises(KeyError):
         cli_main(["--debug", "info", str(path)])
+
+
+def test_the_cli_reads_damaged_model_files_without_a_traceback(tmp_path, capsys):
+    """What the fuzzer makes of model files, through the commands that read them: a model or
+    one line and status 2, never a traceback."""
+    fuzz = _fuzz_module()
+    data = tmp_path / "rows.csv"
+    seen = set()
+    for case in range(0, 400, 7):
+        name, blob, X = fuzz._seeds()[(case // len(fuzz.KINDS)) % len(fuzz._seeds())]
+        _, damaged = fuzz.mutate(blob, case, 3)
+        path = tmp_path / "m.tlm"
+        path.write_bytes(damaged)
+        pd.DataFrame(X).to_csv(data, index=False)
+        for command in (["info"], ["export"], ["predict"], ["prune", "--step", "0",
+                                                              "-o", str(tmp_path / "p.tlm")]):
+            argv = [*command[:1], str(path), *command[1:]]
+            if command[0] == "predict":
+                argv.append(str(data))
+            status = cli_main(["-q", *argv])
+            err = capsys.readouterr().err
+            assert status in (0, 2), (case, argv, err)
+            assert err.count("\n") <= 1 and "Traceback" not in err, (case, argv, err)
+            seen.add(status)
+    assert seen == {0, 2}
 
 
 def test_the_cli_reports_memory_errors_in_one_line(monkeypatch, capsys, tmp_path):

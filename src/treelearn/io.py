@@ -25,7 +25,8 @@ Format (version 1)
 ``arrays/<n>.npy``
     NumPy's ``.npy`` format; booleans, integers, floats and unicode strings only.
 
-Loading checks the format and its version, every ``$type`` and class name against a fixed
+Loading checks the format and its version, the members' unpacked sizes against the memory
+available (:mod:`treelearn._memory`), every ``$type`` and class name against a fixed
 list, the dtype and size of every array (against the bytes present, before allocating), the
 tree's invariants (:meth:`Tree.check`: child indices in range and after their parent, so no
 cycle; branch tables; finite values), and that the parts agree with each other (feature counts,
@@ -64,6 +65,8 @@ from ._estimators import (
     ID3Classifier,
 )
 from ._files import atomic_path
+from ._memory import available as available_memory
+from ._memory import format_size
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
@@ -471,9 +474,17 @@ def _open(path) -> zipfile.ZipFile:
             from None
     except (*_DAMAGED, ValueError) as exc:
         raise _fail(f"damaged archive ({exc})") from None
-    if len(zf.infolist()) > MAX_MEMBERS:
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
         zf.close()
         raise _fail("too many members")
+    # zipfile never unpacks more than a member's declared size, so the declared sizes bound
+    # what loading allocates: refuse a file (a zip bomb, a lying header) that would not fit
+    total = sum(i.file_size for i in infos)
+    limit, source = available_memory()
+    if limit is not None and total > limit:
+        zf.close()
+        raise _fail(f"its members unpack to {format_size(total)}, more than {source}")
     return zf
 
 
