@@ -2,7 +2,9 @@
 
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
 the textbook presets :class:`ID3Classifier`, :class:`C45Classifier`, :class:`CARTClassifier`
-and :class:`CARTRegressor`, the :class:`Binner` of the histogram splitter, the flat
+and :class:`CARTRegressor`, the ensembles of :mod:`treelearn.ensemble` (bagging, random
+forests, extra trees, AdaBoost, the OneR and majority baselines), the :class:`Binner` of the
+histogram splitter, the flat
 :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, from :mod:`treelearn.export`
 the readers of a tree (:func:`export_text`, :func:`export_rules`, :func:`export_python`,
 :func:`export_sql`, :func:`export_graphviz`, :func:`plot_tree`, :func:`plot_decision_regions`
@@ -11,7 +13,7 @@ and C4.5's :class:`RuleSet`, model files :func:`save` / :func:`load` (:mod:`tree
 and the literature's small tables in :mod:`treelearn.datasets`.
 """
 
-from . import datasets, io
+from . import datasets, ensemble, io
 from ._estimators import (
     C45Classifier,
     CARTClassifier,
@@ -23,6 +25,17 @@ from ._estimators import (
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
+from .ensemble import (
+    AdaBoostClassifier,
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    MajorityClassifier,
+    OneRClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from .export import (
     explore,
     export_graphviz,
@@ -47,6 +60,15 @@ __all__ = [
     "ID3Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "AdaBoostClassifier",
+    "BaggingClassifier",
+    "BaggingRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "MajorityClassifier",
+    "OneRClassifier",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
     "Tree",
     "explore",
     "export_graphviz",
@@ -61,6 +83,7 @@ __all__ = [
     "save",
     "load",
     "datasets",
+    "ensemble",
     "io",
     "__version__",
 ]

@@ -42,14 +42,16 @@ from ._validation import (
     check_y_missing,
     validate_params,
 )
-from .engine.binning import Binner
-from .engine.columns import categorical_mask, encode_table, learn_levels
+from .engine.binning import Binner, table_layout
+from .engine.columns import categorical_mask, encode_table, learn_levels, presort, subset_sorted
 from .engine.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 from .engine.fit import (
     GrowParams,
     fit_bytes,
+    grow_binned,
     grow_exact,
     grow_hist,
+    grow_presorted,
     grow_sparse,
     memory_alternatives,
 )
@@ -189,11 +191,44 @@ def _resolve_selection(est) -> str:
     return sel
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """Data prepared once for many trees grown on the rows of one X (a forest, bagging): the
+    presorted lists of all rows (exact splitters) or the bin matrix of all rows and its
+    binner (``"hist"``); each tree takes its rows of positive weight out of them."""
+
+    sorted_: tuple | None
+    binned: tuple | None
+    binner: Binner | None
+    has_missing: bool
+    parallel: bool  # False: trees are grown side by side, one thread each
+
+    @classmethod
+    def prepare(cls, est, X: np.ndarray, w: np.ndarray, seed: int, parallel: bool) -> _Shared:
+        """Prepare the validated, encoded dense ``X`` for trees configured like ``est``."""
+        has_missing = bool(np.isnan(X).any())
+        if est.splitter == "hist":
+            binner = est._fit_binner(X, w, seed)
+            n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_],
+                                dtype=np.int64)
+            binned = table_layout(X, binner, est.is_categorical_, n_levels) + (binner._table,)
+            return cls(None, binned, binner, has_missing, parallel)
+        return cls(presort(X), None, None, has_missing, parallel)
+
+
 def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
-          settings: _Settings, costs, binner: Binner | None) -> Tree:
+          settings: _Settings, costs, binner: Binner | None,
+          shared: _Shared | None = None) -> Tree:
     """Grow the tree with the engine: presorted lists (``"best"``/``"random"``), histograms
-    (a fitted ``binner``), or the sparse grower for CSR input."""
-    X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
+    (a fitted ``binner``), or the sparse grower for CSR input; from ``shared`` data when
+    given."""
+    if shared is None:
+        X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
+    else:
+        keep = w > 0.0
+        ycls = ycls[keep] if ycls.size else ycls
+        yreg = yreg[keep] if yreg.size else yreg
+        w = w[keep]
     prm = GrowParams(
         crit=crit, n_stats=n_stats, n_values=n_values, n_classes=n_classes,
         max_depth=settings.max_depth, min_samples_split=settings.min_samples_split,
@@ -208,7 +243,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         selection=int(_resolve_selection(est) == "test"), alpha=float(est.selection_alpha),
         average_gain=bool(est.average_gain), threshold_penalty=bool(est.threshold_penalty),
     )
-    if sp.issparse(X):
+    if shared is None and sp.issparse(X):
         if np.isnan(X.data).any():
             raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
                              "array or DataFrame.")
@@ -218,11 +253,19 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
     # C4.5's scores equal the plain criterion's when nothing is missing, up to rounding, which
     # can break near-ties differently: a numeric table without holes is grown in the plain
     # way (scikit-learn's tree), and only its missing-value routing is C4.5's.
+    has_missing = shared.has_missing if shared is not None else bool(np.isnan(X).any())
     plain_c45 = (est.missing == "c45" and costs is None and not est.is_categorical_.any()
-                 and not np.isnan(X).any())
+                 and not has_missing)
     if plain_c45:
         prm = dataclasses.replace(prm, missing=_MISSING_CODES["learn"])
-    if binner is not None:
+    if shared is not None and shared.binned is not None:
+        binned = (shared.binned[0][keep],) + shared.binned[1:]  # partitioned in place: a copy
+        tree = grow_binned(binned, est.is_categorical_, n_levels, ycls, yreg, w, prm,
+                           has_missing, shared.parallel)
+    elif shared is not None:
+        tree = grow_presorted(subset_sorted(*shared.sorted_, keep), est.is_categorical_,
+                              n_levels, ycls, yreg, w, prm)
+    elif binner is not None:
         tree = grow_hist(X, binner, est.is_categorical_, n_levels, ycls, yreg, w, prm)
     else:
         tree = grow_exact(X, est.is_categorical_, n_levels, ycls, yreg, w, prm)
@@ -331,7 +374,16 @@ class BaseDecisionTree(BaseEstimator):
         X, y = self._validate_table(X, y, fitting=True)
         y = check_y_1d(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        ycls, yreg, w, n_stats, n_values, n_classes = self._encode_target(y, sw)
+        target = self._encode_target(y, sw)
+        return self._fit_encoded(X, X_raw, y, sw if sample_weight is not None else None,
+                                 target)
+
+    def _fit_encoded(self, X, X_raw, y, sw, target, shared: _Shared | None = None):
+        """The fit after validation: ``X`` encoded, ``X_raw``/``y`` as given (for pruning's
+        refits), ``sw`` the given weights or None, ``target`` from :meth:`_encode_target`.
+        ``shared``: data prepared once for many trees on these rows (a forest's; rows of
+        weight zero are then left out of the tree without copying X)."""
+        ycls, yreg, w, n_stats, n_values, n_classes = target
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
         costs = self._check_costs(X.shape[1])
@@ -348,10 +400,15 @@ class BaseDecisionTree(BaseEstimator):
             if validation is not None:
                 # Validation rows take no part in growing (weight 0 drops them).
                 w_grow = np.where(validation, 0.0, w)
-        binner = (self._fit_binner(X, w_grow, settings.seed) if self.splitter == "hist"
-                  else None)
+        if shared is not None:
+            binner = shared.binner
+            self.binner_ = binner
+        elif self.splitter == "hist":
+            binner = self._fit_binner(X, w_grow, settings.seed)
+        else:
+            binner = None
         tree = _grow(self, X, ycls, yreg, w_grow, crit, n_stats, n_values, n_classes,
-                     settings, costs, binner)
+                     settings, costs, binner, shared)
         cost = getattr(self, "cost_matrix_", None)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha, self.ccp_risk, cost)
@@ -360,8 +417,8 @@ class BaseDecisionTree(BaseEstimator):
             self.__dict__.pop(stale, None)
         if self.prune is not None:
             self.unpruned_tree_ = tree
-            tree = self._post_prune(tree, X, X_raw, y, sw if sample_weight is not None else None,
-                                    ycls, yreg, w, crit, validation, settings.seed)
+            tree = self._post_prune(tree, X, X_raw, y, sw, ycls, yreg, w, crit, validation,
+                                    settings.seed)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features

@@ -29,6 +29,7 @@ compilation (several seconds) happens only in fits that can use them."""
 
 prange = numba.prange
 get_thread_id = numba.get_thread_id
+get_num_threads = numba.get_num_threads
 
 #: A node is searched and partitioned on all threads when (samples x features) reaches this;
 #: below it waking the thread pool (~4 us) costs more than it saves.

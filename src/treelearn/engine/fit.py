@@ -224,12 +224,22 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
                yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
     """Grow a tree with the exact (or random) splitter on a dense float32 table (categorical
     columns as level codes, NaN for missing values); rows of zero weight must be removed."""
-    n, p = X.shape
+    return grow_presorted(presort(X), is_cat, n_levels, ycls, yreg, w, prm)
+
+
+def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
+                   n_levels: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray,
+                   prm: GrowParams) -> Tree:
+    """:func:`grow_exact` from the presorted lists ``(sval, sidx)`` of the rows (from
+    :func:`~treelearn.engine.columns.presort`, or
+    :func:`~treelearn.engine.columns.subset_sorted` of a shared presort: a forest sorts
+    once)."""
+    sval, sidx = sorted_
+    p, n = sval.shape
     crit = prm.crit
     S = prm.n_stats
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
-    sval, sidx = presort(X)
     fractional = prm.missing == 1 and bool(np.isnan(sval[:, -1]).any())
     C = None if is_reg else ycls[sidx].astype(np.int32)
     R = yreg[sidx] if is_reg else None
@@ -320,19 +330,34 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
     """Grow a tree with the histogram splitter on a dense float32 table (categorical columns
     as level codes, NaN for missing values) with a fitted ``binner`` for its numeric
     columns; rows of zero weight must be removed."""
+    from .binning import table_layout
+
+    binned = table_layout(X, binner, is_cat, n_levels) + (binner._table,)
+    return grow_binned(binned, is_cat, n_levels, ycls, yreg, w, prm,
+                       has_missing=bool(np.isnan(X).any()))
+
+
+def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
+                yreg: np.ndarray, w: np.ndarray, prm: GrowParams, has_missing: bool,
+                parallel: bool = True) -> Tree:
+    """:func:`grow_hist` from the binned rows: ``binned = (bins, layout, luts, lutoff,
+    edges)``, :func:`~treelearn.engine.binning.table_layout` of the rows plus the binner's
+    edge table (a forest bins once and grows each tree on its rows of the bin matrix;
+    ``bins`` is partitioned in place). ``has_missing``: whether the rows hold a NaN;
+    ``parallel=False`` keeps each node on one thread (trees grown side by side)."""
     import numba
 
-    from .binning import table_layout
     from .grow_hist import HIST_POOL_BYTES, grow_hist_best_first, grow_hist_depth_first
 
-    n, p = X.shape
+    bins, lay, luts, lutoff, edges = binned
+    n = bins.shape[0]
+    p = is_cat.shape[0]
     crit = prm.crit
     S = prm.n_stats
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
-    bins, lay, luts, lutoff = table_layout(X, binner, is_cat, n_levels)
     hoff, nbins, fcol, fwide = lay
-    fractional = prm.missing == 1 and bool(np.isnan(X).any())
+    fractional = prm.missing == 1 and has_missing
     weighted = fractional or absolute or not bool(np.all(w == 1.0))
     C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
     R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
@@ -359,7 +384,7 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
     free = np.arange(n_slots)[::-1].copy()
     nfree = np.array([n_slots], dtype=np.int64)
     T = numba.config.NUMBA_NUM_THREADS
-    large = T >= 2 and n * p >= 4 * PARALLEL_MIN_WORK
+    large = parallel and T >= 2 and n * p >= 4 * PARALLEL_MIN_WORK
     kmax = int(max(int(nbins.max()) if p else 1, 2)) + 2
     priv = np.empty((T, btot, H)) if large and not absolute else None
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
@@ -379,7 +404,6 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
     ip, fp = prm.arrays(float(w.sum()))
     ti, tf, tv, cats, gs = _node_table(prm, n)
     absolute_arg = np.zeros(0) if absolute else None
-    edges = binner._table
     args_tail = (pool, free, nfree, priv, tcounts, crit, ip, fp, work, buffers, kid_lo, kid_hi,
                  kid_slot, need, absolute_arg, not is_reg, weighted, need_sq)
     if prm.max_leaf_nodes > 0:

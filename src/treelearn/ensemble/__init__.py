@@ -1,0 +1,28 @@
+"""Ensembles of treelearn trees: bagging, random forests, extra trees, AdaBoost, and the
+OneR and majority-class baselines.
+
+Many trees grown on one prepared X (:mod:`._forest`, :mod:`._bagging`), predicting through
+one packed set of arrays (:mod:`._packed`).
+"""
+
+from ._bagging import BaggingClassifier, BaggingRegressor
+from ._baselines import MajorityClassifier, OneRClassifier
+from ._boosting import AdaBoostClassifier
+from ._forest import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+
+__all__ = [
+    "AdaBoostClassifier",
+    "BaggingClassifier",
+    "BaggingRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "MajorityClassifier",
+    "OneRClassifier",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+]

@@ -1,0 +1,667 @@
+"""Bagging, random forests and extra trees: many treelearn trees over one prepared X.
+
+The literature's cure for a single tree's instability (Breiman 1996, "Bagging predictors";
+Breiman 2001, "Random forests"; Geurts, Ernst & Wehenkel 2006, "Extremely randomized trees"):
+grow many trees on resampled rows and let them vote (average their class fractions, or their
+predictions for regression).
+
+How a forest is fitted here, and why:
+
+* X is validated and encoded once (categorical levels, missing values), the target once, and
+  the engine's view of X is prepared once (:class:`treelearn._estimators._Shared`: the
+  presorted lists for the exact splitters, the bin matrix for ``"hist"``). Each tree takes
+  its rows out of that in linear time; sorting or binning per tree would cost more than
+  growing a fully grown tree.
+* A bootstrap sample is a vector of integer weights (how often each row was drawn), as in
+  scikit-learn: rows drawn zero times take no part in the tree, rows drawn twice weigh two.
+  X is never copied row by row for a tree (only the bins or sorted lists of its rows).
+* The random numbers are scikit-learn's: one ``randint(2**31 - 1)`` per tree from
+  ``check_random_state(random_state)`` becomes the tree's ``random_state``; its bootstrap is
+  ``RandomState(seed).randint(0, n, n_samples_bootstrap)`` (or a draw proportional to the
+  sample weights); the tree's splitter seed comes from its ``random_state`` exactly as in a
+  single treelearn tree. So with ``splitter="best"`` (or ``"random"`` for extra trees) and the
+  same integer ``random_state``, every tree equals scikit-learn's tree of the same index (on
+  data without ties) and the forests predict the same.
+* Trees are grown side by side on ``n_jobs`` threads (the compiled loops release the GIL);
+  each keeps to one thread then, so that two-level parallelism does not oversubscribe.
+* Prediction walks all trees in one compiled loop (:mod:`._packed`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.validation import check_is_fitted
+
+from .._estimators import (
+    _COMMON_CONSTRAINTS,
+    MAX_INT,
+    BaseDecisionTree,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    _Shared,
+)
+from .._interrupt import check as check_interrupt
+from .._interrupt import interruptible
+from .._memory import check as check_memory
+from .._validation import (
+    RANDOM_STATE,
+    InstanceOf,
+    Interval,
+    Options,
+    check_sample_weight,
+    check_y_1d,
+    check_y_missing,
+    validate_params,
+)
+from ..engine.fit import fit_bytes, memory_alternatives
+from ._packed import PackedForest
+
+#: Parameters of a forest that are passed to each of its trees.
+TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
+               "min_weight_fraction_leaf", "max_features", "max_leaf_nodes",
+               "min_impurity_decrease", "ccp_alpha", "max_bins", "categorical_features",
+               "categorical_split", "missing")
+
+_ENSEMBLE_CONSTRAINTS = {
+    "n_estimators": [Interval("int", 1, None)],
+    "bootstrap": [InstanceOf((bool, np.bool_), "a bool")],
+    "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
+    "n_jobs": [Interval("int", None, None), None],
+    "random_state": [RANDOM_STATE, None],
+    "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
+    "max_samples": [Interval("int", 1, None), Interval("real", 0.0, 1.0, "right"), None],
+}
+
+
+def n_threads(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` (joblib's convention: None is 1, -1 all cores, -2 all but one)."""
+    cores = os.cpu_count() or 1
+    if n_jobs is None or n_jobs == 0:
+        return 1
+    if n_jobs < 0:
+        return max(1, cores + 1 + n_jobs)
+    return int(n_jobs)
+
+
+def n_samples_bootstrap(n: int, max_samples, sample_weight: np.ndarray | None) -> int:
+    """Rows drawn per tree: all ``n`` (None), ``max_samples`` (an int, at most ``n``), or that
+    fraction of ``n`` (of the weights' total when weights are given), at least one; as
+    scikit-learn's forests."""
+    if max_samples is None:
+        return n
+    if isinstance(max_samples, Integral):
+        if max_samples > n:
+            raise ValueError(f"max_samples={max_samples} is larger than the number of samples "
+                             f"({n}); pass at most {n}, or a fraction in (0, 1].")
+        return int(max_samples)
+    total = n if sample_weight is None else float(sample_weight.sum())
+    return max(int(max_samples * total), 1)
+
+
+def bootstrap_counts(seed: int, n: int, n_draws: int,
+                     sample_weight: np.ndarray | None) -> np.ndarray:
+    """How often each row is drawn into the bootstrap sample of the tree with
+    ``random_state=seed``: ``n_draws`` draws with replacement, uniform or proportional to
+    ``sample_weight`` (scikit-learn's ``_generate_sample_indices``, draw for draw)."""
+    rng = check_random_state(seed)
+    if sample_weight is None:
+        idx = rng.randint(0, n, n_draws)
+    else:
+        idx = rng.choice(n, n_draws, replace=True, p=sample_weight / np.sum(sample_weight))
+    return np.bincount(idx, minlength=n)
+
+
+def _fit_columns(tree, cols: np.ndarray, X, X_raw, y, w: np.ndarray, target) -> None:
+    """Fit ``tree`` on the columns ``cols`` of the encoded ``X`` (a random subspace): its
+    fitted data attributes are narrowed to those columns first."""
+    tree.is_categorical_ = tree.is_categorical_[cols]
+    tree.categories_ = [tree.categories_[c] for c in cols]
+    tree.n_features_in_ = len(cols)
+    if hasattr(tree, "feature_names_in_"):
+        tree.feature_names_in_ = tree.feature_names_in_[cols]
+    raw = X_raw.iloc[:, cols] if hasattr(X_raw, "iloc") else np.asarray(X_raw)[:, cols]
+    Xc = X[:, cols]
+    tree._fit_encoded(Xc, raw, y, w, target, None)
+
+
+def _fitted_data_attributes(template) -> dict:
+    """What validation and target encoding learned on ``template`` (levels, classes, feature
+    names...), to give every tree of the ensemble without validating X again."""
+    return {k: v for k, v in vars(template).items() if k.endswith("_") and not k.startswith("_")}
+
+
+class _BaseEnsemble(BaseEstimator):
+    """Trees grown on resampled rows of one prepared X, averaged (not for direct use)."""
+
+    def _constraints(self) -> dict:
+        return dict(_ENSEMBLE_CONSTRAINTS)
+
+    def _template(self) -> BaseDecisionTree:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _new_tree(self, template: BaseDecisionTree, seed: int) -> BaseDecisionTree:
+        tree = clone(template)
+        tree.set_params(random_state=seed)
+        return tree
+
+    def _validate_forest_params(self) -> None:
+        validate_params(self, self._constraints())
+        if not self.bootstrap and self.max_samples is not None:
+            raise ValueError("max_samples needs bootstrap=True: without bootstrap every tree "
+                             "sees every row.")
+        if not self.bootstrap and self.oob_score:
+            raise ValueError("oob_score needs bootstrap=True (out-of-bag rows exist only for "
+                             "bootstrap samples).")
+
+    def _draw(self, seed: int, n: int, p: int, n_draws: int | None, base_w,
+              ycls: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The tree's weights of the rows, its bootstrap counts (None without bootstrap), and
+        its columns (None: all)."""
+        if not self.bootstrap:
+            return (np.ones(n) if base_w is None else base_w), None, None
+        counts = bootstrap_counts(seed, n, n_draws, base_w)
+        w = counts.astype(np.float64)
+        if getattr(self, "class_weight", None) == "balanced_subsample":
+            drawn = np.repeat(np.arange(n), counts)
+            w = w * compute_sample_weight("balanced", ycls, indices=drawn)
+        return w, counts, None
+
+    @interruptible
+    def fit(self, X, y, sample_weight=None):
+        """Grow the ensemble's trees on (X, y).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (DataFrames with categorical columns and missing values as for a
+            single tree).
+        y : array-like of shape (n_samples,)
+            Class labels or regression targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights. With ``bootstrap=True`` rows are drawn with probability
+            proportional to their weight (and then weigh their number of draws), as in
+            scikit-learn >= 1.7; otherwise every tree uses them as weights.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_forest_params()
+        template = self._template()
+        validate_params(template, template._constraints())
+        check_y_missing(y)
+        X_raw = X
+        threads = min(n_threads(self.n_jobs), self.n_estimators)
+        self._check_memory(template, X, sample_weight, threads)
+        X, y = template._validate_table(X, y, fitting=True)
+        y = check_y_1d(y)
+        n = X.shape[0]
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, n)
+        target = template._encode_target(y, np.ones(n) if sw is None else sw)
+        ycls = target[0]
+        base_w = self._base_weights(y, sw)
+        n_draws = n_samples_bootstrap(n, self.max_samples, base_w) if self.bootstrap else None
+
+        rng = check_random_state(self.random_state)
+        old = list(getattr(self, "estimators_", [])) if self.warm_start else []
+        more = self.n_estimators - len(old)
+        if more < 0:
+            raise ValueError(f"n_estimators={self.n_estimators} must be at least "
+                             f"len(estimators_)={len(old)} when warm_start=True.")
+        if more == 0:
+            warnings.warn("Warm-start fitting without increasing n_estimators does not fit "
+                          "new trees.", UserWarning, stacklevel=2)
+            return self
+        if old:
+            rng.randint(MAX_INT, size=len(old))  # the seeds the earlier trees used
+        seeds = [int(rng.randint(MAX_INT)) for _ in range(more)]
+        data = _fitted_data_attributes(template)
+        own = template._encode_target(y, np.ones(n))[2]  # the base tree's class weights
+        shared = None
+        if not sp.issparse(X):
+            w_bin = np.ones(n) if base_w is None else base_w
+            shared = _Shared.prepare(template, X, w_bin, seeds[0], parallel=threads == 1)
+            data = _fitted_data_attributes(template)  # with the binner_ of "hist"
+        p = X.shape[1]
+
+        def grow(k: int):
+            check_interrupt()
+            seed = seeds[k]
+            w, _, cols = self._draw(seed, n, p, n_draws, base_w, ycls)
+            w = w * own
+            tree = self._new_tree(template, seed)
+            tree.__dict__.update(data)
+            tgt = (ycls, target[1], w) + target[3:]
+            if cols is None:
+                tree._fit_encoded(X, X_raw, y, w, tgt, shared)
+            else:
+                _fit_columns(tree, cols, X, X_raw, y, w, tgt)
+            return tree, cols
+
+        if threads == 1:
+            grown = [grow(k) for k in range(more)]
+        else:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                grown = list(pool.map(grow, range(more)))
+        self.estimators_ = old + [t for t, _ in grown]
+        if self._uses_subspaces():
+            old_cols = list(getattr(self, "estimators_features_", [])) if old else []
+            self.estimators_features_ = old_cols + [
+                np.arange(p) if c is None else c for _, c in grown]
+        self._seeds = [int(t.random_state) for t in self.estimators_]
+        self._n_draws = n_draws
+        self._base_w = base_w
+        self._n_train = n
+        self._n_features_fit = p
+        self.__dict__.update(data)
+        self.n_outputs_ = 1
+        self._pack()
+        if self.oob_score:
+            self._set_oob(X, y, ycls)
+        else:
+            for stale in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
+                self.__dict__.pop(stale, None)
+        return self
+
+    # -- hooks of the ensemble kinds -------------------------------------------------------------
+    def _uses_subspaces(self) -> bool:
+        return False
+
+    def _base_weights(self, y, sw):
+        return sw
+
+    def _check_memory(self, template, X, sample_weight, threads: int) -> None:
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2 or sp.issparse(X):
+            return
+        n, p = int(shape[0]), int(shape[1])
+        n_stats = 4 if is_classifier(template) else 0
+        one = fit_bytes(n, p, template.splitter, n_stats, True, None, int(template.max_bins))
+        # the shared presort or bins, plus one tree's buffers per thread
+        need = one * (1 + threads) + 4 * n * p
+        what = (f"Fitting {type(self).__name__}(splitter={template.splitter!r}, "
+                f"n_jobs={self.n_jobs}) on {n:,} rows x {p:,} features")
+        alt = memory_alternatives(template.splitter, n, p, n_stats, True)
+        check_memory(need, what, alt + " Fewer threads (n_jobs) need less too.")
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _pack(self) -> None:
+        feats = getattr(self, "estimators_features_", None)
+        self._packed = PackedForest([t.tree_ for t in self.estimators_], feats,
+                                    normalize=is_classifier(self))
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "estimators_")
+        # the forest holds what validation learned at fit (levels, names, width)
+        X = BaseDecisionTree._validate_table(self, X)
+        if self.splitter == "random" and not sp.issparse(X) and np.isnan(X).any():
+            raise ValueError(f"Input X contains NaN: {type(self).__name__} with random splits "
+                             "was fitted without missing values and has no rule for them.")
+        return X
+
+    def _tree_inputs(self, X):
+        """(tree, X as that tree reads it) for every tree."""
+        feats = getattr(self, "estimators_features_", None)
+        for k, t in enumerate(self.estimators_):
+            yield t, (X if feats is None else X[:, feats[k]])
+
+    def _value_sum(self, X) -> np.ndarray:
+        """Sum over trees of each row's value (class fractions or prediction)."""
+        if not sp.issparse(X) and self._packed.exact(X):
+            return self._packed.sum(X)
+        out = np.zeros((X.shape[0], self._packed.n_values))
+        for t, Xt in self._tree_inputs(X):
+            v = t.tree_.predict(Xt)[:, 0, :]
+            if is_classifier(self):
+                s = v.sum(axis=1, keepdims=True)
+                s[s == 0.0] = 1.0
+                v = v / s
+            out += v
+            check_interrupt()
+        return out
+
+    @interruptible
+    def apply(self, X) -> np.ndarray:
+        """Leaf index of every sample in every tree, shape (n_samples, n_estimators)."""
+        X = self._validate_X_predict(X)
+        if not sp.issparse(X) and self._packed.exact(X):
+            return self._packed.apply(X)
+        return np.column_stack([t.tree_.apply(Xt) for t, Xt in self._tree_inputs(X)])
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Mean of the trees' normalized impurity importances (trees of one node left out),
+        normalized to sum to one; zeros when every tree is a single leaf (scikit-learn's
+        definition)."""
+        check_is_fitted(self, "estimators_")
+        p = self.n_features_in_
+        imps = []
+        feats = getattr(self, "estimators_features_", None)
+        for k, t in enumerate(self.estimators_):
+            if t.tree_.node_count <= 1:
+                continue
+            imp = t.feature_importances_
+            if feats is not None:
+                full = np.zeros(p)
+                full[feats[k]] = imp
+                imp = full
+            imps.append(imp)
+        if not imps:
+            return np.zeros(p)
+        mean = np.mean(imps, axis=0, dtype=np.float64)
+        return mean / mean.sum()
+
+    def __len__(self) -> int:
+        return len(self.estimators_)
+
+    def __getitem__(self, i):
+        return self.estimators_[i]
+
+    def __iter__(self):
+        return iter(self.estimators_)
+
+    # -- out of bag ----------------------------------------------------------------------------
+    def oob_masks(self):
+        """For every tree, the boolean mask of the training rows it did not draw."""
+        check_is_fitted(self, "estimators_")
+        if not self.bootstrap:
+            raise ValueError("out-of-bag rows exist only with bootstrap=True.")
+        n, p = self._n_train, self._n_features_fit
+        for seed in self._seeds:
+            yield self._draw(seed, n, p, self._n_draws, self._base_w, np.zeros(n, int))[1] == 0
+
+    def _set_oob(self, X, y, ycls) -> None:
+        n = X.shape[0]
+        V = self._packed.n_values
+        acc = np.zeros((n, V))
+        hits = np.zeros(n, dtype=np.int64)
+        for (t, Xt), oob in zip(self._tree_inputs(X), self.oob_masks(), strict=True):
+            if not oob.any():
+                continue
+            v = t.tree_.predict(Xt[oob])[:, 0, :]
+            if is_classifier(self):
+                s = v.sum(axis=1, keepdims=True)
+                s[s == 0.0] = 1.0
+                v = v / s
+            acc[oob] += v
+            hits[oob] += 1
+            check_interrupt()
+        if (hits == 0).any():
+            warnings.warn("Some inputs do not have OOB scores. This probably means too few "
+                          "trees were used to compute any reliable OOB estimates.",
+                          UserWarning, stacklevel=4)
+        acc /= np.maximum(hits, 1)[:, None]
+        if is_classifier(self):
+            self.oob_decision_function_ = acc
+            self.oob_score_ = float(accuracy_score(ycls, np.argmax(acc, axis=1)))
+        else:
+            self.oob_prediction_ = acc[:, 0]
+            self.oob_score_ = float(r2_score(y, acc[:, 0]))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        splitter = getattr(self, "splitter", "best")
+        tags.input_tags.sparse = splitter != "hist"
+        tags.input_tags.allow_nan = splitter != "random"
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
+
+
+class _ForestClassifierMixin:
+    """Voting by mean class fractions (scikit-learn's soft vote)."""
+
+    def _base_weights(self, y, sw):
+        cw = self.class_weight
+        if cw is None or (cw == "balanced_subsample" and self.bootstrap):
+            return sw
+        kind = "balanced" if cw == "balanced_subsample" else cw
+        expanded = compute_sample_weight(kind, y) if sw is None else \
+            _balanced_with_weights(kind, y, sw)
+        return expanded if sw is None else sw * expanded
+
+    @interruptible
+    def predict_proba(self, X) -> np.ndarray:
+        """Mean over trees of the class fractions of each sample's leaf.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        X = self._validate_X_predict(X)
+        return self._value_sum(X) / len(self.estimators_)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """The class of highest mean probability (ties: the first in ``classes_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+
+def _balanced_with_weights(kind, y, sw):
+    """Class weights from ``class_weight`` ("balanced" counts the sample weights, as
+    scikit-learn's forests do)."""
+    from sklearn.utils.class_weight import compute_class_weight
+
+    if kind != "balanced":
+        return compute_sample_weight(kind, y)
+    classes = np.unique(y)
+    cw = compute_class_weight("balanced", classes=classes, y=y, sample_weight=sw)
+    return compute_sample_weight(dict(zip(classes, cw, strict=True)), y)
+
+
+class _ForestRegressorMixin:
+    """Mean of the trees' predictions."""
+
+    @interruptible
+    def predict(self, X) -> np.ndarray:
+        """Mean over trees of each sample's prediction.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        X = self._validate_X_predict(X)
+        return self._value_sum(X)[:, 0] / len(self.estimators_)
+
+
+_FOREST_DOC = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    criterion : str, default={criterion!r}
+        Split criterion of every tree (see :class:`{tree}`).
+    splitter : {{"best", "hist", "random"}}, default={splitter!r}
+        How each tree searches splits: exact search over the presorted values (shared by all
+        trees), histograms over one bin matrix shared by all trees, or one random threshold
+        per feature (extremely randomized trees).
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_leaf_nodes,
+    min_impurity_decrease, ccp_alpha, max_bins, categorical_features, categorical_split, missing
+        As for :class:`{tree}`, for every tree (``min_samples_leaf`` counts distinct rows of
+        the tree's sample, as in scikit-learn).
+    max_features : int, float, {{"sqrt", "log2"}} or None, default={max_features!r}
+        Features drawn at each split (scikit-learn's default for this kind of forest).
+    bootstrap : bool, default={bootstrap}
+        Draw each tree's rows with replacement (else every tree sees every row).
+    oob_score : bool, default=False
+        Score the forest on the rows each tree did not draw (``oob_score_``, accuracy or
+        R^2; ``oob_decision_function_`` or ``oob_prediction_``).
+    n_jobs : int, default=None
+        Trees grown at once on threads (None: 1; -1: all cores).
+    random_state : int, RandomState instance or None, default=None
+        Seeds of the trees and their samples, drawn as scikit-learn draws them.
+    warm_start : bool, default=False
+        Keep the fitted trees and add ``n_estimators - len(estimators_)`` new ones.
+    max_samples : int, float or None, default=None
+        Rows drawn per tree with ``bootstrap``: all (None), a number (at most n_samples), or
+        a fraction of n_samples.
+{extra}
+    Attributes
+    ----------
+    estimators_ : list of {tree}
+        The fitted trees (each a full treelearn tree: export, plot, prune or save any one).
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean impurity importance (see the property).
+    oob_score_ : float
+        With ``oob_score=True``.
+"""
+
+_CLASS_WEIGHT_DOC = """    class_weight : dict, "balanced", "balanced_subsample" or None, \
+default=None
+        Weights of the classes; "balanced_subsample" balances each tree's bootstrap sample.
+"""
+
+
+def _forest_init(cls_defaults: dict, positional: tuple[str, ...] = ()):
+    """An ``__init__`` taking the ensemble's parameters with these defaults, keyword only
+    except ``positional`` (leading, in order: bagging's ``estimator``)."""
+    import inspect
+
+    names = list(cls_defaults)
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(positional):
+            raise TypeError(f"{type(self).__name__}() takes {len(positional)} positional "
+                            f"argument(s) but {len(args)} were given")
+        for k, v in zip(positional, args, strict=False):
+            if k in kwargs:
+                raise TypeError(f"{type(self).__name__}() got multiple values for argument "
+                                f"{k!r}")
+            kwargs[k] = v
+        for k in kwargs:
+            if k not in cls_defaults:
+                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
+                                f"{k!r}")
+        for k in names:
+            setattr(self, k, kwargs.get(k, cls_defaults[k]))
+
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD
+                                 if k in positional else inspect.Parameter.KEYWORD_ONLY,
+                                 default=v)
+               for k, v in cls_defaults.items()]
+    __init__.__signature__ = inspect.Signature(params)
+    return __init__
+
+
+_TREE_DEFAULTS = {
+    "max_depth": None, "min_samples_split": 2, "min_samples_leaf": 1,
+    "min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
+    "ccp_alpha": 0.0, "max_bins": 255, "categorical_features": "auto",
+    "categorical_split": "binary", "missing": "learn",
+}
+_RUN_DEFAULTS = {"n_jobs": None, "random_state": None, "warm_start": False,
+                 "max_samples": None}
+
+
+class _Forest(_BaseEnsemble):
+    """Forests: trees of one kind with the forest's tree parameters."""
+
+    _tree_class: type = DecisionTreeClassifier
+
+    def _template(self):
+        return self._tree_class(**{k: getattr(self, k) for k in TREE_PARAMS})
+
+    def _constraints(self) -> dict:
+        tree_c = self._tree_class(criterion=self.criterion)._constraints()
+        out = {k: tree_c.get(k, _COMMON_CONSTRAINTS.get(k)) for k in TREE_PARAMS}
+        out.update(_ENSEMBLE_CONSTRAINTS)
+        if is_classifier(self):
+            out["class_weight"] = [InstanceOf((dict, list), "a dict"),
+                                   Options(("balanced", "balanced_subsample")), None]
+        return out
+
+
+class RandomForestClassifier(_ForestClassifierMixin, ClassifierMixin, _Forest):
+    __doc__ = ("""A random forest classifier (Breiman 2001): trees grown on bootstrap samples,
+    ``max_features`` features drawn at each split, class fractions averaged.
+    """ + _FOREST_DOC.format(criterion="gini", tree="DecisionTreeClassifier", splitter="best",
+                             max_features="sqrt", bootstrap=True, extra=_CLASS_WEIGHT_DOC))
+    _tree_class = DecisionTreeClassifier
+    __init__ = _forest_init({"n_estimators": 100, "criterion": "gini", "splitter": "best",
+                             **_TREE_DEFAULTS, "max_features": "sqrt", "bootstrap": True,
+                             "oob_score": False, **_RUN_DEFAULTS, "class_weight": None})
+
+
+class RandomForestRegressor(_ForestRegressorMixin, RegressorMixin, _Forest):
+    __doc__ = ("""A random forest regressor (Breiman 2001): trees grown on bootstrap samples,
+    predictions averaged.
+    """ + _FOREST_DOC.format(criterion="squared_error", tree="DecisionTreeRegressor",
+                             splitter="best", max_features=1.0, bootstrap=True, extra=""))
+    _tree_class = DecisionTreeRegressor
+    __init__ = _forest_init({"n_estimators": 100, "criterion": "squared_error",
+                             "splitter": "best", **_TREE_DEFAULTS, "max_features": 1.0,
+                             "bootstrap": True, "oob_score": False, **_RUN_DEFAULTS})
+
+
+class _ExtraTrees(_Forest):
+    def _template(self):
+        params = {k: getattr(self, k) for k in TREE_PARAMS if k != "splitter"}
+        return self._tree_class(splitter="random", **params)
+
+    def _constraints(self) -> dict:
+        out = super()._constraints()
+        out.pop("splitter", None)
+        return out
+
+    @property
+    def splitter(self) -> str:
+        """Always "random": one random threshold per drawn feature."""
+        return "random"
+
+
+class ExtraTreesClassifier(_ForestClassifierMixin, ClassifierMixin, _ExtraTrees):
+    __doc__ = ("""Extremely randomized trees (Geurts, Ernst & Wehenkel 2006): at each split one
+    random threshold per drawn feature, the best of those; every tree on all rows by default.
+    Numeric data (no categorical features or missing values).
+    """ + _FOREST_DOC.format(criterion="gini", tree="DecisionTreeClassifier",
+                             splitter="random", max_features="sqrt", bootstrap=False,
+                             extra=_CLASS_WEIGHT_DOC))
+    _tree_class = DecisionTreeClassifier
+    __init__ = _forest_init({"n_estimators": 100, "criterion": "gini",
+                             **{k: v for k, v in _TREE_DEFAULTS.items()},
+                             "max_features": "sqrt", "bootstrap": False, "oob_score": False,
+                             **_RUN_DEFAULTS, "class_weight": None})
+
+
+class ExtraTreesRegressor(_ForestRegressorMixin, RegressorMixin, _ExtraTrees):
+    __doc__ = ("""Extremely randomized trees for regression (Geurts, Ernst & Wehenkel 2006).
+    """ + _FOREST_DOC.format(criterion="squared_error", tree="DecisionTreeRegressor",
+                             splitter="random", max_features=1.0, bootstrap=False, extra=""))
+    _tree_class = DecisionTreeRegressor
+    __init__ = _forest_init({"n_estimators": 100, "criterion": "squared_error",
+                             **_TREE_DEFAULTS, "max_features": 1.0, "bootstrap": False,
+                             "oob_score": False, **_RUN_DEFAULTS})
+

@@ -1,0 +1,389 @@
+"""Many trees as one set of arrays, walked by one compiled loop over trees and rows.
+
+A forest's prediction is a sum over trees of each row's leaf value. Calling every tree's own
+``predict`` costs a Python round trip, a validation pass and an (n_samples, n_values)
+temporary per tree; here all trees are laid end to end and one kernel walks the rows through
+every tree in turn, adding leaf values into the output. For each tree the rows are split
+between the threads (each writes its own rows: no merge), and trees are taken in order, so
+every row's sum is added in the order of ``estimators_``.
+
+Two layouts:
+
+* **Binary numeric trees** (forests on numeric data, with or without learned missing-value
+  directions) are renumbered so that the two children of a node are adjacent, and each node
+  is one 16-byte record ``(child, feature * 2 + nan_right, threshold, leaf_row)``. A step is
+  branch-free, ``node = child + (x > t or (x is NaN and nan_right))``, and a leaf's record
+  leads back to itself (threshold NaN), so four rows walk a tree in lockstep until all four
+  stand still (:func:`_walk4`). Measured on 200k rows x 20 fully grown trees, one thread:
+  a walk per row over separate arrays 0.66 s, four in lockstep 0.29 s, scikit-learn 0.47 s.
+  ``threshold`` is float32 rounded down from the tree's float64 threshold: for a float32
+  ``x``, ``x <= t32`` exactly when ``x <= t64``, so routing is unchanged.
+* **Any other trees** (categorical level tables, multiway nodes) keep the trees' own arrays
+  end to end and route with the same inlined :func:`treelearn._tree._branch_of` as
+  prediction, pruning and export.
+
+A tree that sends missing values down every branch (C4.5's fractional cases) has no single
+leaf per row: when such a tree meets a NaN, the caller uses the general router of
+:class:`treelearn._tree.Tree` instead (:meth:`PackedForest.exact`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._interrupt import check as check_interrupt
+from .._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, _branch_of
+from ..engine.config import X_DTYPE, get_num_threads, njit, pjit, prange, tiny
+
+#: Row-tree walks per kernel call (about 0.1-0.3 s on one core for fully grown trees).
+WALKS_PER_CALL = 8_000_000
+
+
+@tiny
+def _leaf_of(X, i, node, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
+             missing_branch):
+    """The leaf reached by row ``i`` of ``X`` from ``node`` (global ids; no fractional node on
+    the way: the caller checked)."""
+    while branch_ptr[node + 1] != branch_ptr[node]:
+        b = _branch_of(X[i, feature[node]], node, threshold, cat_ptr, cat_branch, missing_branch)
+        node = branch_child[branch_ptr[node] + b]
+    return node
+
+
+@tiny
+def _step(X, i, node, rec_i, rec_f):
+    """One level down in the binary layout (a leaf's record leads back to itself)."""
+    fm = rec_i[node, 1]
+    x = X[i, fm >> 1]
+    return rec_i[node, 0] + ((x > rec_f[node, 2]) | ((x != x) & (fm & 1)))
+
+
+@tiny
+def _walk1(X, i, root, rec_i, rec_f):
+    """The leaf of row ``i`` (binary layout)."""
+    a = root
+    while True:
+        b = _step(X, i, a, rec_i, rec_f)
+        if b == a:
+            return a
+        a = b
+
+
+@tiny
+def _walk4(X, i, root, rec_i, rec_f):
+    """The leaves of rows ``i .. i + 3``, walked in lockstep: four independent chains of
+    loads keep the memory system busy where one chain waits (2.3x faster than one row at a
+    time on 200k rows x 20 fully grown trees; eight lanes gained nothing more)."""
+    a0 = root
+    a1 = root
+    a2 = root
+    a3 = root
+    while True:
+        b0 = _step(X, i, a0, rec_i, rec_f)
+        b1 = _step(X, i + 1, a1, rec_i, rec_f)
+        b2 = _step(X, i + 2, a2, rec_i, rec_f)
+        b3 = _step(X, i + 3, a3, rec_i, rec_f)
+        if b0 == a0 and b1 == a1 and b2 == a2 and b3 == a3:
+            return a0, a1, a2, a3
+        a0 = b0
+        a1 = b1
+        a2 = b2
+        a3 = b3
+
+
+@pjit
+def forest_sum_binary(X, roots, rec_i, rec_f, leaf_value, n_parts, out):
+    """``out[i] += leaf_value[leaf row]`` over the trees in order, binary layout; ``out``
+    zeroed by the caller."""
+    n = X.shape[0]
+    V = leaf_value.shape[1]
+    per = (n + n_parts - 1) // n_parts
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        for c in prange(n_parts):
+            hi = min(n, (c + 1) * per)
+            i = c * per
+            while i + 4 <= hi:
+                l0, l1, l2, l3 = _walk4(X, i, root, rec_i, rec_f)
+                r0 = rec_i[l0, 3]
+                r1 = rec_i[l1, 3]
+                r2 = rec_i[l2, 3]
+                r3 = rec_i[l3, 3]
+                for v in range(V):
+                    out[i, v] += leaf_value[r0, v]
+                    out[i + 1, v] += leaf_value[r1, v]
+                    out[i + 2, v] += leaf_value[r2, v]
+                    out[i + 3, v] += leaf_value[r3, v]
+                i += 4
+            while i < hi:
+                r = rec_i[_walk1(X, i, root, rec_i, rec_f), 3]
+                for v in range(V):
+                    out[i, v] += leaf_value[r, v]
+                i += 1
+
+
+@pjit
+def forest_apply_binary(X, roots, rec_i, rec_f, original, n_parts, out):
+    """``out[i, t]``: the leaf of row ``i`` in tree ``t`` as a node id of that tree."""
+    n = X.shape[0]
+    per = (n + n_parts - 1) // n_parts
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        for c in prange(n_parts):
+            hi = min(n, (c + 1) * per)
+            i = c * per
+            while i + 4 <= hi:
+                l0, l1, l2, l3 = _walk4(X, i, root, rec_i, rec_f)
+                out[i, t] = original[l0]
+                out[i + 1, t] = original[l1]
+                out[i + 2, t] = original[l2]
+                out[i + 3, t] = original[l3]
+                i += 4
+            while i < hi:
+                out[i, t] = original[_walk1(X, i, root, rec_i, rec_f)]
+                i += 1
+
+
+@pjit
+def forest_sum(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
+               missing_branch, leaf_row, leaf_value, n_parts, out):
+    """:func:`forest_sum_binary` for any tree layout (global node ids)."""
+    n = X.shape[0]
+    V = leaf_value.shape[1]
+    per = (n + n_parts - 1) // n_parts
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        for c in prange(n_parts):
+            for i in range(c * per, min(n, (c + 1) * per)):
+                r = leaf_row[_leaf_of(X, i, root, feature, threshold, branch_ptr, branch_child,
+                                      cat_ptr, cat_branch, missing_branch)]
+                for v in range(V):
+                    out[i, v] += leaf_value[r, v]
+
+
+@pjit
+def forest_apply(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
+                 missing_branch, n_parts, out):
+    """:func:`forest_apply_binary` for any tree layout (global node ids)."""
+    n = X.shape[0]
+    per = (n + n_parts - 1) // n_parts
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        for c in prange(n_parts):
+            for i in range(c * per, min(n, (c + 1) * per)):
+                out[i, t] = _leaf_of(X, i, root, feature, threshold, branch_ptr, branch_child,
+                                     cat_ptr, cat_branch, missing_branch) - root
+
+
+@njit
+def binary_order(left, right, start, out_new):
+    """Renumber one binary tree (local ids, ``left == -1`` at leaves) so that siblings are
+    adjacent: breadth first, the root first, then each internal node's two children as a
+    pair. ``out_new[old] = start + new``; returns the queue, i.e. the old id of every new id.
+    """
+    n = left.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    order[0] = 0
+    out_new[0] = start
+    head = 0
+    tail = 1
+    while head < tail:
+        old = order[head]
+        head += 1
+        if left[old] != TREE_LEAF:
+            order[tail] = left[old]
+            out_new[left[old]] = start + tail
+            order[tail + 1] = right[old]
+            out_new[right[old]] = start + tail + 1
+            tail += 2
+    return order
+
+
+def round_down_f32(t: np.ndarray) -> np.ndarray:
+    """The largest float32 at or below each float64 ``t``: ``x <= t`` and ``x <= result`` agree
+    for every float32 ``x``."""
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, then the bound
+        t32 = t.astype(np.float32)
+    up = t32.astype(np.float64) > t
+    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
+    return t32
+
+
+class PackedForest:
+    """The routing arrays and leaf values of ``trees`` end to end.
+
+    Parameters
+    ----------
+    trees : list of Tree
+        The fitted trees, all with the same value width.
+    features : list of ndarray or None, optional
+        Per tree, the columns of X its feature ``j`` reads (``features[t][j]``), for trees
+        fitted on a subset of the columns (bagging's random subspaces). Default: the identity.
+    normalize : bool, default=False
+        Divide each leaf's values by their sum (class fractions of classifiers).
+    values : list of ndarray, optional
+        Per tree, the values to add for each node (node_count, n_values), instead of the
+        tree's ``value`` (AdaBoost's weighted votes).
+    """
+
+    def __init__(self, trees: list[Tree], features: list[np.ndarray] | None = None,
+                 normalize: bool = False, values: list[np.ndarray] | None = None):
+        if not trees:
+            raise ValueError("a packed forest needs at least one tree")
+        counts = np.array([t.node_count for t in trees], dtype=np.int64)
+        total = int(counts.sum())
+        if total >= np.iinfo(np.int32).max // 2:
+            raise ValueError(f"the forest has {total:,} nodes; packing holds at most 2**30")
+        starts = np.zeros(len(trees) + 1, dtype=np.int64)
+        starts[1:] = np.cumsum(counts)
+        self.roots = starts[:-1].astype(np.int32)
+        self.n_trees = len(trees)
+        self.node_count = total
+        self._values = values
+        self.n_values = int(trees[0].value.shape[2] if values is None else values[0].shape[1])
+        self.fractional = any(bool(np.any(t.missing_branch == MISSING_FRACTIONAL))
+                              for t in trees)
+        self.binary = not self.fractional and all(t._numeric_binary for t in trees)
+        self._normalize = normalize
+        feats = [self._global_features(t, None if features is None else features[k])
+                 for k, t in enumerate(trees)]
+        if self.binary:
+            self._pack_binary(trees, feats, starts)
+        else:
+            self._pack_general(trees, feats, starts)
+
+    def _leaf_values(self, k: int, tree: Tree, nodes: np.ndarray) -> np.ndarray:
+        """Values of the leaves ``nodes`` of tree ``k`` (class fractions when normalizing)."""
+        if self._values is not None:
+            return self._values[k][nodes]
+        vals = tree.value[nodes, 0, :]
+        if self._normalize:
+            s = vals.sum(axis=1, keepdims=True)
+            s[s == 0.0] = 1.0
+            vals = vals / s
+        return vals
+
+    @staticmethod
+    def _global_features(tree: Tree, cols) -> np.ndarray:
+        f = tree.feature
+        if cols is not None:
+            f = np.where(f >= 0, np.asarray(cols)[np.maximum(f, 0)], f)
+        return f
+
+    def _pack_binary(self, trees, feats, starts) -> None:
+        total = self.node_count
+        rec = np.empty((total, 4), dtype=np.int32)
+        rec_f = rec.view(np.float32)
+        original = np.empty(total, dtype=np.int32)
+        n_leaf = 0
+        vals = []
+        for k, t in enumerate(trees):
+            new = np.empty(t.node_count, dtype=np.int64)
+            order = binary_order(t.children_left, t.children_right, int(starts[k]), new)
+            left = t.children_left[order]
+            leaf = left == TREE_LEAF
+            ids = np.arange(int(starts[k]), int(starts[k + 1]))
+            n_here = int(leaf.sum())
+            rec[ids, 0] = np.where(leaf, ids, new[np.maximum(left, 0)])
+            nan_right = (t.missing_branch[order] == 1) & ~leaf
+            rec[ids, 1] = np.where(leaf, 0, np.maximum(feats[k][order], 0)) * 2 + nan_right
+            rec_f[ids, 2] = np.where(leaf, np.float32(np.nan), round_down_f32(t.threshold[order]))
+            rows = np.full(ids.size, -1, dtype=np.int64)
+            rows[leaf] = n_leaf + np.arange(n_here)
+            rec[ids, 3] = rows
+            original[ids] = order
+            vals.append(self._leaf_values(k, t, order[leaf]))
+            n_leaf += n_here
+        self.records = rec
+        self.original = original
+        self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
+
+    def _pack_general(self, trees, feats, starts) -> None:
+        bptr, bchild, cptr, cbranch, leaf_rows, vals = [], [], [], [], [], []
+        n_child = n_cat = n_leaf = 0
+        for k, t in enumerate(trees):
+            bptr.append(t.branch_ptr[:-1] + n_child)
+            bchild.append(t.branch_child + starts[k])
+            n_child += t.branch_child.shape[0]
+            cptr.append(t.cat_ptr[:-1] + n_cat)
+            cbranch.append(t.cat_branch)
+            n_cat += t.cat_branch.shape[0]
+            leaf = t.children_left == TREE_LEAF
+            rows = np.full(t.node_count, -1, dtype=np.int64)
+            rows[leaf] = n_leaf + np.arange(int(leaf.sum()))
+            n_leaf += int(leaf.sum())
+            leaf_rows.append(rows)
+            vals.append(self._leaf_values(k, t, np.flatnonzero(leaf)))
+        self.feature = np.concatenate(feats).astype(np.int32)
+        self.threshold = np.concatenate([t.threshold for t in trees])
+        self.missing_branch = np.concatenate([t.missing_branch for t in trees]).astype(np.int8)
+        self.branch_ptr = np.concatenate(bptr + [np.array([n_child])]).astype(np.int32)
+        self.branch_child = np.concatenate(bchild).astype(np.int32)
+        self.cat_ptr = np.concatenate(cptr + [np.array([n_cat])]).astype(np.int32)
+        self.cat_branch = np.concatenate(cbranch).astype(np.int32)
+        self.leaf_row = np.concatenate(leaf_rows).astype(np.int32)
+        self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
+
+    def _arrays(self) -> list[np.ndarray]:
+        names = (("roots", "records", "original", "leaf_value") if self.binary else
+                 ("roots", "feature", "threshold", "missing_branch", "branch_ptr",
+                  "branch_child", "cat_ptr", "cat_branch", "leaf_row", "leaf_value"))
+        return [getattr(self, k) for k in names]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the packed arrays."""
+        return int(sum(a.nbytes for a in self._arrays()))
+
+    def _step(self) -> int:
+        """Rows per kernel call: about :data:`WALKS_PER_CALL` row-tree walks, so a Ctrl-C is
+        taken between calls, and enough rows that each tree's nodes, loaded into cache once
+        per call, serve many rows (walking 200k rows through one tree at a time was 2.5x
+        faster than blocks of 2048 rows through every tree)."""
+        return max(WALKS_PER_CALL // max(self.n_trees, 1), 4096)
+
+    def exact(self, X: np.ndarray) -> bool:
+        """Whether the packed walk gives every row one leaf per tree (False when a tree with
+        fractional missing-value routing meets a NaN)."""
+        return not (self.fractional and bool(np.isnan(X).any()))
+
+    def _general(self):
+        return (self.roots, self.feature, self.threshold, self.branch_ptr, self.branch_child,
+                self.cat_ptr, self.cat_branch, self.missing_branch)
+
+    def sum(self, X: np.ndarray) -> np.ndarray:
+        """Sum over trees of each row's leaf values, shape (n_samples, n_values) (X: dense,
+        validated; :meth:`exact` must hold)."""
+        X = np.ascontiguousarray(X, dtype=X_DTYPE)
+        out = np.zeros((X.shape[0], self.n_values))
+        parts = get_num_threads()
+        step = self._step()
+        for a in range(0, X.shape[0], step):  # a Ctrl-C is taken between calls
+            b = min(X.shape[0], a + step)
+            if self.binary:
+                forest_sum_binary(X[a:b], self.roots, self.records,
+                                  self.records.view(np.float32), self.leaf_value, parts,
+                                  out[a:b])
+            else:
+                forest_sum(X[a:b], *self._general(), self.leaf_row, self.leaf_value, parts,
+                           out[a:b])
+            check_interrupt()
+        return out
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Leaf of every row in every tree, shape (n_samples, n_trees), node ids of each tree
+        (:meth:`exact` must hold)."""
+        X = np.ascontiguousarray(X, dtype=X_DTYPE)
+        out = np.empty((X.shape[0], self.n_trees), dtype=np.intp)
+        parts = get_num_threads()
+        step = self._step()
+        for a in range(0, X.shape[0], step):
+            b = min(X.shape[0], a + step)
+            if self.binary:
+                forest_apply_binary(X[a:b], self.roots, self.records,
+                                    self.records.view(np.float32), self.original, parts,
+                                    out[a:b])
+            else:
+                forest_apply(X[a:b], *self._general(), parts, out[a:b])
+            check_interrupt()
+        return out

@@ -1,0 +1,532 @@
+"""Ensembles: forests equal scikit-learn's tree by tree, out-of-bag scores by hand, bagging of
+any treelearn tree, the packed forest against a loop over the trees, bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn import ensemble as skens
+from sklearn.datasets import make_classification, make_regression
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import treelearn as tl
+from treelearn.engine.columns import presort, subset_sorted
+from treelearn.ensemble._packed import PackedForest, binary_order, round_down_f32
+
+
+def _classification(n=600, p=8, seed=0):
+    X, y = make_classification(n, p, n_informative=min(5, p), n_redundant=0 if p < 8 else 2,
+                               n_classes=3, random_state=seed)
+    return X, y
+
+
+def _regression(n=600, p=8, seed=0):
+    X, y = make_regression(n, p, noise=5.0, random_state=seed)
+    # integer targets: sums are exact, so exact ties break as in scikit-learn (see
+    # test_sklearn_equivalence)
+    return X, np.round(y)
+
+
+def assert_same_forest(ours, theirs):
+    assert len(ours.estimators_) == len(theirs.estimators_)
+    for a, b in zip(ours.estimators_, theirs.estimators_, strict=True):
+        assert a.random_state == b.random_state
+        ta, tb = a.tree_, b.tree_
+        assert ta.node_count == tb.node_count
+        np.testing.assert_array_equal(ta.children_left, tb.children_left)
+        np.testing.assert_array_equal(ta.children_right, tb.children_right)
+        np.testing.assert_array_equal(ta.feature, tb.feature)
+        np.testing.assert_array_equal(ta.threshold, tb.threshold)
+        np.testing.assert_array_equal(ta.n_node_samples, tb.n_node_samples)
+        np.testing.assert_allclose(ta.weighted_n_node_samples, tb.weighted_n_node_samples)
+        np.testing.assert_allclose(ta.value, tb.value, rtol=1e-12, atol=1e-12)
+
+
+FOREST_CASES = [
+    ("RandomForestClassifier", {}),
+    ("RandomForestClassifier", {"max_depth": 5, "min_samples_leaf": 3}),
+    ("RandomForestClassifier", {"max_samples": 0.6, "max_features": 3}),
+    ("RandomForestClassifier", {"class_weight": {0: 1.0, 1: 2.0, 2: 3.0}}),
+    ("RandomForestClassifier", {"criterion": "entropy", "max_leaf_nodes": 30}),
+    ("RandomForestClassifier", {"bootstrap": False, "max_features": 2}),
+    ("RandomForestRegressor", {}),
+    ("RandomForestRegressor", {"max_features": 0.5, "min_samples_split": 10}),
+    ("ExtraTreesClassifier", {}),
+    ("ExtraTreesClassifier", {"bootstrap": True, "max_samples": 300}),
+    ("ExtraTreesRegressor", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "kw"), FOREST_CASES, ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_forest_is_sklearns_tree_by_tree(name, kw, weighted):
+    X, y = _regression() if "Regressor" in name else _classification()
+    w = np.random.default_rng(1).integers(1, 4, y.size).astype(float) if weighted else None
+    Xt = np.random.default_rng(2).normal(size=(400, X.shape[1])) * 1.5
+    ours = getattr(tl, name)(n_estimators=12, random_state=7, **kw).fit(X, y, w)
+    theirs = getattr(skens, name)(n_estimators=12, random_state=7, **kw).fit(X, y, w)
+    assert_same_forest(ours, theirs)
+    if hasattr(theirs, "predict_proba"):
+        np.testing.assert_allclose(ours.predict_proba(Xt), theirs.predict_proba(Xt),
+                                   rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours.predict(Xt), theirs.predict(Xt), rtol=1e-12)
+    np.testing.assert_array_equal(ours.apply(Xt), theirs.apply(Xt))
+    np.testing.assert_allclose(ours.feature_importances_, theirs.feature_importances_,
+                               atol=1e-12)
+
+
+def test_warm_start_adds_the_trees_scikit_learn_adds():
+    X, y = _classification()
+    ours = tl.RandomForestClassifier(n_estimators=4, random_state=3, warm_start=True).fit(X, y)
+    theirs = skens.RandomForestClassifier(n_estimators=4, random_state=3, warm_start=True)
+    theirs.fit(X, y)
+    first = ours.estimators_[0]
+    ours.set_params(n_estimators=9).fit(X, y)
+    theirs.set_params(n_estimators=9).fit(X, y)
+    assert ours.estimators_[0] is first
+    assert_same_forest(ours, theirs)
+    with pytest.warns(UserWarning, match="does not fit new trees"):
+        ours.fit(X, y)
+    with pytest.raises(ValueError, match="must be at least"):
+        ours.set_params(n_estimators=3).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["RandomForestClassifier", "RandomForestRegressor"])
+def test_oob_score_against_a_plain_computation(name):
+    X, y = _regression(300) if "Regressor" in name else _classification(300)
+    est = getattr(tl, name)(n_estimators=15, random_state=0, oob_score=True).fit(X, y)
+    theirs = getattr(skens, name)(n_estimators=15, random_state=0, oob_score=True).fit(X, y)
+    n = y.size
+    acc = np.zeros((n, 3 if "Classifier" in name else 1))
+    hits = np.zeros(n)
+    for tree in est.estimators_:
+        drawn = np.random.RandomState(tree.random_state).randint(0, n, n)
+        oob = np.setdiff1d(np.arange(n), drawn)
+        pred = (tree.predict_proba(X[oob]) if "Classifier" in name
+                else tree.predict(X[oob])[:, None])
+        acc[oob] += pred
+        hits[oob] += 1
+    acc /= np.maximum(hits, 1)[:, None]
+    if "Classifier" in name:
+        np.testing.assert_allclose(est.oob_decision_function_, acc)
+        assert est.oob_score_ == np.mean(np.argmax(acc, axis=1) == y)
+    else:
+        np.testing.assert_allclose(est.oob_prediction_, acc[:, 0])
+        ss = np.sum((y - acc[:, 0]) ** 2)
+        assert est.oob_score_ == pytest.approx(1 - ss / np.sum((y - y.mean()) ** 2))
+    assert est.oob_score_ == pytest.approx(theirs.oob_score_)
+
+
+def test_balanced_subsample_weighs_each_bootstrap_sample():
+    X, y = _classification(400)
+    y[:300] = 0  # imbalanced
+    est = tl.RandomForestClassifier(n_estimators=4, random_state=2,
+                                    class_weight="balanced_subsample").fit(X, y)
+    for tree in est.estimators_:
+        drawn = np.random.RandomState(tree.random_state).randint(0, y.size, y.size)
+        w = np.bincount(drawn, minlength=y.size) * compute_sample_weight("balanced", y,
+                                                                         indices=drawn)
+        alone = tl.DecisionTreeClassifier(max_features="sqrt", random_state=tree.random_state)
+        assert alone.fit(X, y, w).tree_ == tree.tree_
+
+
+def _table(n=500, seed=0):
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue", "grey"], n)
+    size = rng.normal(size=n).round(1)
+    size[rng.random(n) < 0.15] = np.nan
+    count = rng.integers(0, 6, n).astype(float)
+    y = np.where((colour == "red") | (np.nan_to_num(size) > 0.8), "yes", "no")
+    flip = rng.random(n) < 0.1
+    y[flip] = np.where(y[flip] == "yes", "no", "yes")
+    X = pd.DataFrame({"colour": pd.Categorical(colour), "size": size, "count": count})
+    return X, y
+
+
+def test_bagging_a_pruned_c45_tree_on_a_table_with_missing_values():
+    X, y = _table()
+    base = tl.C45Classifier()
+    bag = tl.BaggingClassifier(base, n_estimators=6, random_state=0, oob_score=True).fit(X, y)
+    assert all(isinstance(t, tl.C45Classifier) for t in bag.estimators_)
+    assert bag.oob_score_ > 0.7
+    # every tree is the base tree fitted on its bootstrap sample as weights
+    for tree, cols in zip(bag.estimators_, bag.estimators_features_, strict=True):
+        np.testing.assert_array_equal(cols, np.arange(3))
+        rng = np.random.RandomState(tree.random_state)
+        counts = np.bincount(rng.randint(0, len(y), len(y)), minlength=len(y))
+        alone = tl.C45Classifier(random_state=tree.random_state).fit(X, y, counts)
+        assert alone.tree_ == tree.tree_
+    # fractional missing-value routing: prediction falls back to each tree's own router
+    proba = bag.predict_proba(X)
+    by_hand = np.mean([t.predict_proba(X) for t in bag.estimators_], axis=0)
+    np.testing.assert_allclose(proba, by_hand)
+    assert (bag.predict(X) == y).mean() > 0.8
+    assert tl.export_text(bag.estimators_[0]).startswith("|---")
+
+
+def test_bagging_random_subspaces_map_features_back():
+    X, y = _classification()
+    bag = tl.BaggingClassifier(tl.DecisionTreeClassifier(max_depth=4), n_estimators=8,
+                               max_features=3, bootstrap=False, max_samples=0.5,
+                               random_state=0).fit(X, y)
+    for tree, cols in zip(bag.estimators_, bag.estimators_features_, strict=True):
+        assert cols.size == 3 and tree.n_features_in_ == 3
+    by_hand = np.mean([t.predict_proba(X[:, c])
+                       for t, c in zip(bag.estimators_, bag.estimators_features_, strict=True)],
+                      axis=0)
+    np.testing.assert_allclose(bag.predict_proba(X), by_hand)
+    imp = bag.feature_importances_
+    assert imp.shape == (X.shape[1],) and imp.sum() == pytest.approx(1.0)
+    reg = tl.BaggingRegressor(n_estimators=5, random_state=0).fit(*_regression())
+    assert reg.predict(_regression()[0]).shape == (600,)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_forests_on_tables_with_categories_and_missing_values(splitter):
+    X, y = _table(800)
+    est = tl.RandomForestClassifier(n_estimators=10, random_state=0, splitter=splitter,
+                                    max_features=None).fit(X, y)
+    assert not est._packed.binary  # categorical nodes: the general layout
+    by_hand = np.mean([t.predict_proba(X) for t in est.estimators_], axis=0)
+    np.testing.assert_allclose(est.predict_proba(X), by_hand)
+    leaves = np.column_stack([t.apply(X) for t in est.estimators_])
+    np.testing.assert_array_equal(est.apply(X), leaves)
+    assert (est.predict(X) == y).mean() > 0.85
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_hist_forest_grows_each_tree_on_the_shared_bins(n_jobs):
+    X, y = _classification(800)
+    X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
+    est = tl.RandomForestClassifier(n_estimators=5, splitter="hist", random_state=4,
+                                    n_jobs=n_jobs).fit(X, y)
+    for tree in est.estimators_:
+        counts = np.bincount(np.random.RandomState(tree.random_state).randint(0, 800, 800),
+                             minlength=800)
+        alone = tl.DecisionTreeClassifier(splitter="hist", binner=est.binner_,
+                                          max_features="sqrt", random_state=tree.random_state)
+        assert alone.fit(X, y, counts).tree_ == tree.tree_
+    assert est._packed.binary
+    by_hand = np.mean([t.predict_proba(X) for t in est.estimators_], axis=0)
+    np.testing.assert_allclose(est.predict_proba(X), by_hand)
+
+
+# -- kernels and their twins ---------------------------------------------------------------------
+
+@given(st.integers(0, 10_000), st.floats(0.0, 1.0))
+def test_subset_sorted_is_the_presort_of_the_rows(seed, share):
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(1, 60)), int(rng.integers(1, 4))
+    X = rng.integers(0, 5, size=(n, p)).astype(np.float32)  # many ties
+    X[rng.random(X.shape) < 0.1] = np.nan
+    keep = rng.random(n) < share
+    sval, sidx = subset_sorted(*presort(X), keep)
+    rval, ridx = presort(X[keep])
+    np.testing.assert_array_equal(sidx, ridx)
+    np.testing.assert_array_equal(sval, rval)
+
+
+@given(st.floats(allow_nan=False, width=32), st.floats(allow_nan=False, allow_infinity=False))
+def test_rounding_thresholds_down_to_float32_keeps_every_comparison(x, t):
+    x = np.float32(x)
+    t32 = round_down_f32(np.array([t]))[0]
+    assert (np.float64(x) <= t) == (x <= t32)
+    with np.errstate(over="ignore"):
+        nearby = (np.nextafter(t32, np.float32(np.inf)), np.nextafter(t32, np.float32(-np.inf)))
+    for near in (*nearby, t32):
+        assert (np.float64(near) <= t) == (near <= t32)
+
+
+def _bfs_twin(left, right):
+    """Plain breadth-first renumbering with sibling pairs."""
+    order, queue = [0], [0]
+    while queue:
+        node = queue.pop(0)
+        if left[node] != -1:
+            order += [left[node], right[node]]
+            queue += [left[node], right[node]]
+    return np.array(order)
+
+
+@given(st.integers(0, 10_000))
+def test_binary_order_matches_its_twin(seed):
+    X, y = _classification(120, 4, seed % 50)
+    tree = tl.DecisionTreeClassifier(random_state=seed).fit(X, y).tree_
+    new = np.empty(tree.node_count, dtype=np.int64)
+    order = binary_order(tree.children_left, tree.children_right, 5, new)
+    np.testing.assert_array_equal(order, _bfs_twin(tree.children_left, tree.children_right))
+    np.testing.assert_array_equal(new[order], 5 + np.arange(tree.node_count))
+
+
+@given(st.integers(0, 10_000))
+def test_packed_walk_equals_a_loop_over_the_trees(seed):
+    rng = np.random.default_rng(seed)
+    X, y = _classification(200, 5, seed % 30)
+    X[rng.random(X.shape) < 0.1] = np.nan  # learned missing-value directions
+    trees = [tl.DecisionTreeClassifier(max_depth=int(rng.integers(1, 8)), random_state=k)
+             .fit(X, y, rng.integers(0, 3, y.size)).tree_ for k in range(4)]
+    Xt = rng.normal(size=(int(rng.integers(1, 40)), 5)).astype(np.float32)
+    Xt[rng.random(Xt.shape) < 0.2] = np.nan
+    packed = PackedForest(trees, normalize=True)
+    assert packed.binary
+    twin = sum(t.predict(Xt)[:, 0, :] / t.predict(Xt)[:, 0, :].sum(1, keepdims=True)
+               for t in trees)
+    np.testing.assert_allclose(packed.sum(Xt), twin, rtol=1e-12)
+    np.testing.assert_array_equal(packed.apply(Xt), np.column_stack([t.apply(Xt)
+                                                                     for t in trees]))
+
+
+# -- bad input -------------------------------------------------------------------------------------
+
+def test_bad_parameters_are_named():
+    X, y = _classification(100)
+    with pytest.raises(ValueError, match="n_estimators"):
+        tl.RandomForestClassifier(n_estimators=0).fit(X, y)
+    with pytest.raises(ValueError, match="max_samples=500 is larger than the number of "
+                                         "samples"):
+        tl.RandomForestClassifier(max_samples=500).fit(X, y)
+    with pytest.raises(ValueError, match="max_samples=500 is larger"):
+        tl.BaggingClassifier(max_samples=500).fit(X, y)
+    with pytest.raises(ValueError, match="max_features=20 is larger"):
+        tl.BaggingClassifier(max_features=20).fit(X, y)
+    with pytest.raises(ValueError, match="oob_score needs bootstrap=True"):
+        tl.ExtraTreesClassifier(oob_score=True).fit(X, y)
+    with pytest.raises(ValueError, match="max_samples needs bootstrap=True"):
+        tl.RandomForestClassifier(bootstrap=False, max_samples=0.5).fit(X, y)
+    with pytest.raises(TypeError, match="treelearn tree .* got LogisticRegression"):
+        from sklearn.linear_model import LogisticRegression
+
+        tl.BaggingClassifier(LogisticRegression()).fit(X, y)
+    with pytest.raises(TypeError, match="needs a classifier tree .* got DecisionTreeRegressor"):
+        tl.BaggingClassifier(tl.DecisionTreeRegressor()).fit(X, y)
+    with pytest.raises(ValueError, match="criterion"):
+        tl.RandomForestRegressor(criterion="gini").fit(X, y)
+    with pytest.raises(ValueError, match="does not support missing values"):
+        Xn = X.copy()
+        Xn[0, 0] = np.nan
+        tl.ExtraTreesClassifier(n_estimators=2).fit(Xn, y)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_trees'"):
+        tl.RandomForestClassifier(n_trees=3)
+
+
+def _forest_xfails(estimator):
+    reason = ("a bootstrap of n rows from weighted rows is not one of n' rows from repeated "
+              "rows (scikit-learn's forests and bagging fail this check too)")
+    if isinstance(estimator, tl.AdaBoostClassifier):
+        # On the check's data, round 5's best stumps tie exactly (features 1, 11, 29 give the
+        # same Gini decrease); rounding of the normalized float weights picks one. The
+        # weighted and repeated fits pick different ones here, in scikit-learn too (11 and
+        # 29), whose check passes only because its two stumps happen to predict alike.
+        reason = "exactly tied stumps picked by rounding noise of the boosted weights"
+    if isinstance(estimator, tl.AdaBoostClassifier):
+        return {"check_sample_weight_equivalence_on_dense_data": reason}
+    if getattr(estimator, "bootstrap", False):
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
+    return {}
+
+
+@parametrize_with_checks([tl.RandomForestClassifier(n_estimators=5, random_state=0),
+                          tl.RandomForestRegressor(n_estimators=5, random_state=0),
+                          tl.RandomForestClassifier(n_estimators=3, splitter="hist",
+                                                    random_state=0),
+                          tl.ExtraTreesClassifier(n_estimators=5, random_state=0),
+                          tl.ExtraTreesRegressor(n_estimators=5, random_state=0),
+                          tl.BaggingClassifier(n_estimators=4, random_state=0),
+                          tl.BaggingRegressor(n_estimators=4, random_state=0),
+                          tl.AdaBoostClassifier(n_estimators=5, random_state=0),
+                          tl.OneRClassifier(), tl.MajorityClassifier()],
+                         expected_failed_checks=_forest_xfails)
+def test_sklearn_estimator_contract(estimator, check):
+    check(estimator)
+
+
+# -- AdaBoost ------------------------------------------------------------------------------------
+
+def test_adaboost_worked_example_li_hang_8_1():
+    """Li Hang, *Statistical Learning Methods*, example 8.1: three stumps x < 2.5 (error
+    0.3, a = 0.4236), x < 8.5 (0.2143, a = 0.6496), x < 5.5 (0.1818, a = 0.7520), no
+    training error after three rounds. SAMME's alpha = ln((1 - e)/e) + ln(K - 1) is twice the
+    book's a = 1/2 ln((1 - e)/e) for two classes."""
+    X = np.arange(10.0).reshape(-1, 1)
+    y = np.array([1, 1, 1, -1, -1, -1, 1, 1, 1, -1])
+    ada = tl.AdaBoostClassifier(n_estimators=3).fit(X, y)
+    assert [t.tree_.threshold[0] for t in ada.estimators_] == [2.5, 8.5, 5.5]
+    np.testing.assert_allclose(ada.estimator_errors_, [0.3, 0.2143, 0.1818], atol=5e-5)
+    np.testing.assert_allclose(ada.estimator_weights_ / 2, [0.4236, 0.6496, 0.7520], atol=5e-5)
+    # round 3's stump: -1 if x < 5.5 else +1
+    third = ada.estimators_[2]
+    assert list(third.predict([[5.0], [6.0]])) == [-1, 1]
+    assert (ada.predict(X) == y).all()
+    staged = [float(np.mean(p == y)) for p in ada.staged_predict(X)]
+    assert staged == [0.7, 0.7, 1.0]
+    # decision scale: 2 f(x) / sum(a) with the book's f(x) = sum a_t G_t(x)
+    book_a = ada.estimator_weights_ / 2
+    votes = np.column_stack([np.where(t.predict(X) == 1, 1.0, -1.0) for t in ada.estimators_])
+    np.testing.assert_allclose(ada.decision_function(X), 2 * votes @ book_a / book_a.sum())
+
+
+@pytest.mark.parametrize("base_depth", [1, 3])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_adaboost_is_sklearns(base_depth, n_classes):
+    from sklearn.ensemble import AdaBoostClassifier as SkAda
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    X, y = make_classification(800, 6, n_informative=4, n_classes=n_classes, random_state=1)
+    base = None if base_depth == 1 else tl.DecisionTreeClassifier(max_depth=base_depth)
+    ours = tl.AdaBoostClassifier(base, n_estimators=25, learning_rate=0.7,
+                                 random_state=0).fit(X, y)
+    theirs = SkAda(SkTree(max_depth=base_depth), n_estimators=25, learning_rate=0.7,
+                   random_state=0).fit(X, y)
+    np.testing.assert_allclose(ours.estimator_weights_, theirs.estimator_weights_, rtol=1e-12)
+    np.testing.assert_allclose(ours.estimator_errors_, theirs.estimator_errors_, rtol=1e-12)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=1e-10)
+    for a, b in zip(ours.staged_predict(X), theirs.staged_predict(X), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(ours.feature_importances_, theirs.feature_importances_,
+                               atol=1e-12)
+
+
+def test_adaboost_stops_on_a_perfect_or_a_useless_learner():
+    X = np.arange(20.0).reshape(-1, 1)
+    y = (X[:, 0] > 9).astype(int)
+    ada = tl.AdaBoostClassifier(n_estimators=10).fit(X, y)
+    assert len(ada.estimators_) == 1 and ada.estimator_errors_[0] == 0.0
+    assert ada.estimator_weights_[0] == 1.0
+    noise = np.zeros((4, 1))  # one value: the stump is a leaf, as good as chance at best
+    y2 = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="no better than chance"):
+        tl.AdaBoostClassifier(n_estimators=5).fit(noise, y2)
+    with pytest.raises(TypeError, match="classifier tree .* got DecisionTreeRegressor"):
+        tl.AdaBoostClassifier(tl.DecisionTreeRegressor()).fit(X, y)
+
+
+def test_adaboost_on_a_table_with_a_c45_base():
+    X, y = _table(600)
+    ada = tl.AdaBoostClassifier(tl.C45Classifier(max_depth=2), n_estimators=8,
+                                random_state=0).fit(X, y)
+    assert (ada.predict(X) == y).mean() > 0.85
+    last = list(ada.staged_decision_function(X))[-1]
+    np.testing.assert_allclose(last, ada.decision_function(X))
+
+
+# -- OneR and the majority class -----------------------------------------------------------------
+
+_WEATHER = pd.DataFrame({
+    "outlook": ["sunny", "sunny", "overcast", "rainy", "rainy", "rainy", "overcast", "sunny",
+                "sunny", "rainy", "sunny", "overcast", "overcast", "rainy"],
+    "temperature": [85, 80, 83, 70, 68, 65, 64, 72, 69, 75, 75, 72, 81, 71],
+    "humidity": [85, 90, 86, 96, 80, 70, 65, 95, 70, 80, 70, 90, 75, 91],
+    "windy": pd.Categorical([False, True, False, False, False, True, True, False, False, False,
+                             True, True, False, True]),
+})
+_PLAY = np.array(["no", "no", "yes", "yes", "yes", "no", "yes", "no", "yes", "yes", "yes",
+                  "yes", "yes", "no"])
+
+
+def test_one_r_on_the_weather_data_by_hand():
+    """Witten & Frank, *Data Mining*, section 4.1, the numeric weather data.
+
+    outlook: sunny 2 yes / 3 no -> no; overcast 4/0 -> yes; rainy 3/2 -> yes: 3+4+3 = 10
+    correct; windy 10... no: false 6 yes/2 no -> yes, true 3/3 -> no (first class on the
+    tie): 6 + 3 = 9. Temperature with min_bucket_size=3 (the book's example), distinct
+    values with (no, yes) counts: 64 (0,1) 65 (1,0) 68 (0,1) 69 (0,1) 70 (0,1) 71 (1,0)
+    72 (1,1) 75 (0,2) 80 (1,0) 81 (0,1) 83 (0,1) 85 (1,0). Pass 1: 65 joins 64 (that
+    bucket has 1 < 3 of its class) -> (1,1), whose majority is "no" (first on the tie);
+    68 joins it (1 < 3) -> (1,2) "yes"; 69 and 70 join (same class) -> (1,4); 71 starts a
+    bucket (the last has 4 >= 3 yes) -> (1,0); 72 joins (same class "no") -> (2,1); 75
+    joins (2 < 3) -> (2,3) "yes"; 80 starts one (3 >= 3) -> (1,0); 81, 83, 85 join (1 or 2
+    < 3) -> (2,2) "no". Pass 2: the first two (both "yes") merge at 77.5 = (75 + 80)/2:
+    temperature < 77.5 -> yes (7 of 10), >= 77.5 -> no (2 of 4): 9 correct, 5 errors as in
+    the book.
+    """
+    one_r = tl.OneRClassifier().fit(_WEATHER, _PLAY)
+    assert one_r.feature_name_ == "outlook"
+    assert [r["correct"] for r in one_r.rules_][0] == 10
+    assert one_r.rules_[3]["correct"] == 9
+    assert one_r.export_text() == ("outlook:\n\tovercast\t-> yes\n\trainy\t-> yes\n"
+                                   "\tsunny\t-> no\n(10/14 instances correct)\n")
+    temp = tl.OneRClassifier(min_bucket_size=3).fit(_WEATHER[["temperature"]], _PLAY)
+    rule = temp.rules_[0]
+    np.testing.assert_array_equal(rule["breaks"], [77.5])
+    np.testing.assert_array_equal(rule["counts"], [[3, 7], [2, 2]])
+    assert rule["correct"] == 9
+    assert list(temp.predict(pd.DataFrame({"temperature": [77.4, 77.5, 90]}))) == \
+        ["yes", "no", "no"]
+
+
+def _one_r_twin(values, codes, K, B):
+    """Weka's two passes over a list of (upper boundary, counts), literally."""
+    uniq = sorted(set(values))
+    buckets = []
+    for i, v in enumerate(uniq):
+        counts = [0.0] * K
+        for x, c in zip(values, codes, strict=True):
+            if x == v:
+                counts[c] += 1
+        upper = (v + uniq[i + 1]) / 2 if i + 1 < len(uniq) else np.inf
+        buckets.append([upper, counts])
+
+    def major(c):
+        return c.index(max(c))
+
+    merged = []
+    for b in buckets:
+        if merged and (major(b[1]) == major(merged[-1][1])
+                       or merged[-1][1][major(merged[-1][1])] < B):
+            b = [b[0], [x + y for x, y in zip(merged.pop()[1], b[1], strict=True)]]
+        merged.append(b)
+    final = []
+    for b in merged:
+        if final and major(b[1]) == major(final[-1][1]):
+            b = [b[0], [x + y for x, y in zip(final.pop()[1], b[1], strict=True)]]
+        final.append(b)
+    return [b[0] for b in final[:-1]], [b[1] for b in final]
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 2)), min_size=1, max_size=60),
+       st.integers(1, 7))
+def test_one_r_buckets_match_their_twin(cases, B):
+    values = np.array([v for v, _ in cases], dtype=float)
+    codes = np.array([c for _, c in cases])
+    from treelearn.ensemble._baselines import numeric_rule
+
+    breaks, counts = numeric_rule(values, codes, np.ones(codes.size), 3, B)
+    tb, tc = _one_r_twin(list(values), list(codes), 3, B)
+    np.testing.assert_allclose(breaks, tb)
+    np.testing.assert_allclose(counts, tc)
+
+
+def test_one_r_missing_values_are_a_value_of_their_own():
+    x = np.array([1, 2, 3, 4, 5, 6, np.nan, np.nan, np.nan, 7, 8, 9], dtype=float)
+    y = np.array([0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 1])
+    one_r = tl.OneRClassifier(min_bucket_size=2).fit(x[:, None], y)
+    rule = one_r.rules_[0]
+    np.testing.assert_array_equal(rule["missing"], [1, 2])
+    assert rule["correct"] == 11  # 6 + 3 intervals, 2 of 3 missing
+    assert list(one_r.predict([[np.nan], [2.0], [8.0]])) == [1, 0, 1]
+    assert "\t?\t-> 1" in one_r.export_text()
+    # never seen missing: the majority class
+    one_r2 = tl.OneRClassifier().fit(x[~np.isnan(x)][:, None], y[~np.isnan(x)])
+    assert one_r2.predict([[np.nan]])[0] == 0
+    np.testing.assert_allclose(one_r2.predict_proba([[np.nan]]), [[1.0, 0.0]])
+
+
+def test_one_r_and_the_majority_class_in_a_text_pipeline():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    docs = ["good fun", "great fun", "bad", "awful bad", "good good", "bad fun", "great",
+            "awful"]
+    labels = np.array([1, 1, 0, 0, 1, 0, 1, 0])
+    pipe = make_pipeline(CountVectorizer(analyzer="char"), tl.OneRClassifier(min_bucket_size=1))
+    pipe.fit(docs, labels)
+    assert pipe.score(docs, labels) >= 0.75
+    base = tl.MajorityClassifier().fit(np.zeros((8, 1)), labels, sample_weight=[2] + [1] * 7)
+    assert base.predict([[0.0]])[0] == 1
+    np.testing.assert_allclose(base.class_prior_, [4 / 9, 5 / 9])
