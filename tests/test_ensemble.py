@@ -530,3 +530,87 @@ def test_one_r_and_the_majority_class_in_a_text_pipeline():
     base = tl.MajorityClassifier().fit(np.zeros((8, 1)), labels, sample_weight=[2] + [1] * 7)
     assert base.predict([[0.0]])[0] == 1
     np.testing.assert_allclose(base.class_prior_, [4 / 9, 5 / 9])
+
+
+# -- model files -------------------------------------------------------------------------------
+
+def _fitted_models():
+    X, y = _classification(300)
+    Xt, yt = _table(300)
+    Xr, yr = _regression(300)
+    return [
+        (tl.RandomForestClassifier(n_estimators=4, oob_score=True, random_state=0), X, y),
+        (tl.RandomForestRegressor(n_estimators=3, splitter="hist", random_state=0), Xr, yr),
+        (tl.RandomForestClassifier(n_estimators=3, splitter="hist", random_state=0), Xt, yt),
+        (tl.ExtraTreesClassifier(n_estimators=3, random_state=0), X, y),
+        (tl.BaggingClassifier(tl.C45Classifier(), n_estimators=3, max_features=2,
+                              random_state=0), Xt, yt),
+        (tl.BaggingRegressor(n_estimators=2, random_state=0), Xr, yr),
+        (tl.AdaBoostClassifier(n_estimators=5, random_state=0), Xt, yt),
+        (tl.OneRClassifier(), Xt, yt),
+        (tl.MajorityClassifier(), X, y),
+    ]
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_ensembles_survive_a_model_file(tmp_path, case):
+    est, X, y = _fitted_models()[case]
+    est.fit(X, y)
+    path = tl.save(est, tmp_path / "m.tlm", info={"case": case})
+    back, meta = tl.io.load_with_metadata(path)
+    assert type(back) is type(est) and meta["info"] == {"case": case}
+    method = "predict_proba" if hasattr(est, "predict_proba") else "predict"
+    np.testing.assert_array_equal(getattr(back, method)(X), getattr(est, method)(X))
+    if hasattr(est, "estimators_"):
+        assert meta["summary"]["n_trees"] == len(est.estimators_)
+        for a, b in zip(est.estimators_, back.estimators_, strict=True):
+            assert a.tree_ == b.tree_ and a.random_state == b.random_state
+        np.testing.assert_array_equal(back.apply(X) if hasattr(back, "apply") else 0,
+                                      est.apply(X) if hasattr(est, "apply") else 0)
+    if hasattr(est, "oob_score_"):
+        assert back.oob_score_ == est.oob_score_
+        for m1, m2 in zip(est.oob_masks(), back.oob_masks(), strict=True):
+            np.testing.assert_array_equal(m1, m2)
+    import zipfile
+
+    # one set of node arrays for all members' trees (a tree kept before pruning: its own)
+    unpruned = sum("unpruned_tree_" in vars(m) for m in getattr(est, "estimators_", []))
+    with zipfile.ZipFile(path) as zf:
+        assert len(zf.namelist()) < 50 + 14 * unpruned
+
+
+def test_a_damaged_ensemble_file_is_a_model_file_error(tmp_path):
+    import json
+    import zipfile
+
+    est, X, y = _fitted_models()[4]
+    path = tl.save(est.fit(X, y), tmp_path / "m.tlm")
+
+    def rewrite(edit):
+        with zipfile.ZipFile(path) as zf:
+            members = {n: zf.read(n) for n in zf.namelist()}
+        meta = json.loads(members["model.json"])
+        edit(meta)
+        members["model.json"] = json.dumps(meta).encode()
+        bad = tmp_path / "bad.tlm"
+        with zipfile.ZipFile(bad, "w") as zf:
+            for n, data in members.items():
+                zf.writestr(n, data)
+        return bad
+
+    def drop_member(meta):
+        meta["fitted"]["estimators_"]["each"].pop()
+
+    def wrong_estimator(meta):
+        meta["params"]["estimator"] = "LogisticRegression"
+
+    def bad_columns(meta):
+        meta["fitted"]["estimators_features_"]["items"].pop()
+
+    def bad_counts(meta):
+        meta["fitted"]["estimators_"]["trees"]["n_classes"] = 0
+
+    for edit, msg in ((drop_member, "members but"), (wrong_estimator, "parameters"),
+                      (bad_columns, "estimators_features_"), (bad_counts, "n_classes")):
+        with pytest.raises(tl.io.ModelFileError, match=msg):
+            tl.load(rewrite(edit))

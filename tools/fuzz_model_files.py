@@ -86,6 +86,15 @@ def seed_models() -> list[tuple[str, bytes, object]]:
         ("multiway-reduced-error", tl.DecisionTreeClassifier(
             categorical_split="multiway", prune="reduced_error", criterion="entropy",
             random_state=0), df, ydf),
+        ("forest-hist-table", tl.RandomForestClassifier(
+            n_estimators=3, max_depth=4, splitter="hist", oob_score=True, random_state=0),
+         df, ydf),
+        ("bagging-c45-subspaces", tl.BaggingClassifier(
+            tl.C45Classifier(), n_estimators=3, max_features=2, random_state=0), df, ydf),
+        ("adaboost-stumps", tl.AdaBoostClassifier(n_estimators=4, random_state=0), X, y3),
+        ("extra-regressor", tl.ExtraTreesRegressor(n_estimators=2, max_depth=3,
+                                                   random_state=0), X, yr),
+        ("oner-table", tl.OneRClassifier(), df, ydf),
     ]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -384,7 +393,12 @@ def _use(model, X) -> None:
         p = model.predict_proba(X)
         if not np.all(np.isfinite(p)):
             raise ValueError("probabilities are not finite")
-    tl.export_text(model, max_depth=4)
+    if hasattr(model, "estimators_"):
+        tl.export_text(model.estimators_[0], max_depth=4)
+    elif hasattr(model, "rules_"):
+        model.export_text()
+    else:
+        tl.export_text(model, max_depth=4)
 
 
 def run_case(case: int, seed: int, path: str) -> tuple[str, str]:

@@ -19,6 +19,13 @@ Format (version 1)
     ``binner`` (parameters and the edges of a fitted :class:`~treelearn.Binner`), ``record``
     (the cross-validated pruning result and its cost-complexity path: ``"class"``, ``"fields"``),
     ``splitter`` (a scikit-learn cross-validation splitter: ``"class"``, ``"params"``).
+    ``trees`` (many trees end to end: ``"counts"``, each tree's number of nodes, and
+    one concatenated array per node array, integers in the narrowest safe dtype),
+    ``estimator`` (an unfitted tree given as a parameter: ``"class"``, ``"params"``).
+    Ensembles (forests, bagging, AdaBoost) keep their trees in one ``trees`` value and, per
+    member, only what differs between members (``"members"``: its ``random_state``, its
+    columns, its own fitted attributes); the attributes all members share (levels, classes,
+    feature names, the binner) are stored once, on the ensemble.
     ``summary`` repeats for readers what the arrays say (nodes, leaves, depth, features,
     classes); ``info`` is free JSON given to :func:`save` (the command line stores the training
     data's description there).
@@ -70,6 +77,17 @@ from ._memory import format_size
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
+from .ensemble import (
+    AdaBoostClassifier,
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    MajorityClassifier,
+    OneRClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from .pruning.cost_complexity import CostComplexityPath
 from .pruning.cv import CVPruning
 
@@ -80,11 +98,20 @@ FORMAT_VERSION = 1
 MAX_JSON_BYTES = 64 << 20
 MAX_ARRAY_BYTES = 4 << 30
 MAX_MEMBERS = 10_000
+#: Most trees an ensemble in a model file may hold.
+MAX_TREES = 100_000
 _MAX_DEPTH = 24
 
 ESTIMATORS: dict[str, type[BaseDecisionTree]] = {
     c.__name__: c for c in (DecisionTreeClassifier, DecisionTreeRegressor, ID3Classifier,
                             C45Classifier, CARTClassifier, CARTRegressor)
+}
+#: Ensembles and baselines a model file may hold.
+ENSEMBLES: dict[str, type] = {
+    c.__name__: c for c in (RandomForestClassifier, RandomForestRegressor,
+                            ExtraTreesClassifier, ExtraTreesRegressor, BaggingClassifier,
+                            BaggingRegressor, AdaBoostClassifier, OneRClassifier,
+                            MajorityClassifier)
 }
 _RECORDS = {"CVPruning": CVPruning, "CostComplexityPath": CostComplexityPath}
 #: scikit-learn splitters a ``prune_cv`` parameter may hold (all are plain parameter holders).
@@ -103,11 +130,29 @@ _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_n
            "binner_", "pruning_", "ccp_alpha_", "n_outputs_", "max_features_")
 
 
+#: Fitted attributes of an ensemble besides its members (the data attributes above that
+#: members share, and the ensemble's own).
+_ENSEMBLE_FITTED = ("n_features_in_", "feature_names_in_", "is_categorical_", "categories_",
+                    "classes_", "n_classes_", "binner_", "selection_", "n_outputs_",
+                    "estimators_features_", "estimator_weights_", "estimator_errors_",
+                    "oob_score_", "oob_decision_function_", "oob_prediction_", "_sampling",
+                    "rules_", "feature_", "feature_name_", "majority_", "n_weight_",
+                    "class_prior_")
+#: Fitted attributes of a tree that differ between the members of an ensemble.
+_MEMBER_OWN = ("tree_", "unpruned_tree_", "pruning_", "ccp_alpha_", "max_features_",
+               "cost_matrix_", "selection_")
+_NARROW_INTS = (np.int8, np.int16, np.int32, np.int64)
+
+
 #: What reading a damaged archive raises (bad headers, CRC, truncated deflate streams, a
 #: compression method zipfile lacks; RuntimeError: a member flagged as encrypted;
 #: UnicodeDecodeError: a local header's name flagged UTF-8 that is not).
 _DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError,
             RuntimeError, UnicodeDecodeError)
+
+
+class _Members(list):
+    """The members of an ensemble as read: ``(random_state, own fitted attributes)``."""
 
 
 class ModelFileError(ValueError):
@@ -164,6 +209,9 @@ class _Writer:
         if isinstance(v, dict):
             return {"$type": "dict",
                     "items": [[self.value(k, where), self.value(x, where)] for k, x in v.items()]}
+        if isinstance(v, BaseDecisionTree) and type(v) in ESTIMATORS.values():
+            return {"$type": "estimator", "class": type(v).__name__,
+                    "params": _params(v, self)}
         if isinstance(v, Tree):
             out = {"$type": "tree", "n_features": v.n_features, "n_classes": int(v.n_classes[0])}
             for name in _TREE_ARRAYS:
@@ -186,6 +234,22 @@ class _Writer:
                     if hasattr(v, "get_params") else _splitter_params(v, where, self)}
         raise TypeError(f"{where}: a value of type {type(v).__name__} cannot be stored in a "
                         "model file (plain numbers, strings, booleans and arrays only).")
+
+
+    def trees(self, trees: list[Tree]) -> dict:
+        """Many trees end to end: one array per node array (integers narrowed)."""
+        out = {"$type": "trees", "n_classes": int(trees[0].n_classes[0]),
+               "counts": self.array(np.array([t.node_count for t in trees], dtype=np.int64)),
+               "n_features": self.array(np.array([t.n_features for t in trees],
+                                                 dtype=np.int64))}
+        for name in _TREE_ARRAYS:
+            a = np.concatenate([getattr(t, name) for t in trees])
+            if a.dtype.kind == "i":
+                lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+                a = a.astype(next(d for d in _NARROW_INTS
+                                  if np.iinfo(d).min <= lo and hi <= np.iinfo(d).max))
+            out[name] = self.array(a)
+        return out
 
 
 def _splitter_params(v, where: str, writer: _Writer) -> dict:
@@ -217,10 +281,20 @@ def _params(model: BaseDecisionTree, writer: _Writer) -> dict:
     return out
 
 
-def _summary(model: BaseDecisionTree) -> dict:
-    tree = model.tree_
-    out = {"n_nodes": tree.node_count, "n_leaves": tree.n_leaves, "max_depth": tree.max_depth,
-           "n_features": int(model.n_features_in_)}
+def _summary(model) -> dict:
+    members = getattr(model, "estimators_", None)
+    tree = getattr(model, "tree_", None)
+    if tree is not None:
+        out = {"n_nodes": tree.node_count, "n_leaves": tree.n_leaves,
+               "max_depth": tree.max_depth}
+    elif members is not None:
+        out = {"n_trees": len(members),
+               "n_nodes": int(sum(m.tree_.node_count for m in members)),
+               "n_leaves": int(sum(m.tree_.n_leaves for m in members)),
+               "max_depth": int(max(m.tree_.max_depth for m in members))}
+    else:
+        out = {}
+    out["n_features"] = int(model.n_features_in_)
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
         out["feature_names"] = [str(n) for n in names]
@@ -235,9 +309,10 @@ def save(model, path, *, info: dict | None = None) -> Path:
     Parameters
     ----------
     model : treelearn estimator or fitted scikit-learn decision tree
-        A fitted :class:`DecisionTreeClassifier`, :class:`DecisionTreeRegressor` or preset; a
-        scikit-learn tree is stored as the equivalent treelearn estimator
-        (:func:`~treelearn.from_sklearn`).
+        A fitted :class:`DecisionTreeClassifier`, :class:`DecisionTreeRegressor` or preset,
+        a fitted ensemble of :mod:`treelearn.ensemble` (forest, extra trees, bagging,
+        AdaBoost) or baseline (OneR, majority class); a scikit-learn tree is stored as the
+        equivalent treelearn estimator (:func:`~treelearn.from_sklearn`).
     path : str or path-like
         The file to write (``.tlm`` by convention). Written atomically: a temporary file
         beside it is renamed into place once complete.
@@ -252,18 +327,53 @@ def save(model, path, *, info: dict | None = None) -> Path:
     """
     from .interop import estimator_and_tree
 
+    if type(model) in ENSEMBLES.values():
+        return _save(model, path, _ensemble_fitted(model), info)
     est, _ = estimator_and_tree(model, "save")
     if est is None:
         raise TypeError("save needs a fitted estimator, not a bare Tree.")
     if type(est) not in ESTIMATORS.values():
-        raise TypeError(f"save supports treelearn's estimators ({', '.join(ESTIMATORS)}); got "
-                        f"{type(est).__name__}.")
+        raise TypeError(f"save supports treelearn's estimators ({', '.join(ESTIMATORS)}, "
+                        f"{', '.join(ENSEMBLES)}); got {type(est).__name__}.")
+    def fitted(writer):
+        return {name: writer.value(getattr(est, name), name) for name in _FITTED
+                if hasattr(est, name)}
+
+    return _save(est, path, fitted, info)
+
+
+def _ensemble_fitted(model):
+    """The ``fitted`` part of an ensemble's file: its own attributes, its members' trees in
+    one ``trees`` value, per member what it does not share."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model)
+
+    def fitted(writer):
+        out = {name: writer.value(getattr(model, name), name) for name in _ENSEMBLE_FITTED
+               if name in vars(model)}
+        members = getattr(model, "estimators_", None)
+        if members is not None:
+            each = []
+            for k, m in enumerate(members):
+                own = {n: writer.value(getattr(m, n), f"estimators_[{k}].{n}")
+                       for n in _MEMBER_OWN if n != "tree_" and n in vars(m)}
+                rs = m.random_state
+                each.append({"random_state": int(rs) if isinstance(rs, Integral) else None,
+                             "fitted": own})
+            out["estimators_"] = {"$type": "members",
+                                  "trees": writer.trees([m.tree_ for m in members]),
+                                  "each": each}
+        return out
+
+    return fitted
+
+
+def _save(est, path, fitted, info) -> Path:
     writer = _Writer()
-    fitted = {name: writer.value(getattr(est, name), name) for name in _FITTED
-              if hasattr(est, name)}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
             "treelearn_version": __version__, "estimator": type(est).__name__,
-            "params": _params(est, writer), "fitted": fitted, "summary": _summary(est),
+            "params": _params(est, writer), "fitted": fitted(writer), "summary": _summary(est),
             "info": info if info is not None else {}}
     try:
         text = json.dumps(meta, indent=1, allow_nan=False)
@@ -389,6 +499,42 @@ class _Reader:
             return out
         if kind == "tree":
             return self.tree(v)
+        if kind == "trees":
+            return self.trees(v)
+        if kind == "members":
+            each = v.get("each")
+            if not isinstance(each, list) or not isinstance(v.get("trees"), dict) or any(
+                    not isinstance(e, dict) or not isinstance(e.get("fitted"), dict)
+                    for e in each):
+                raise _fail("ensemble members")
+            trees = self.trees(v["trees"])
+            if len(trees) != len(each):
+                raise _fail(f"{len(each)} members but {len(trees)} trees")
+            out = []
+            for e, t in zip(each, trees, strict=True):
+                rs = e.get("random_state")
+                if rs is not None and not _is_int(rs, 0, 2**32 - 1):
+                    raise _fail(f"member random_state {rs!r}")
+                unknown = set(e["fitted"]) - set(_MEMBER_OWN)
+                if unknown:
+                    raise _fail(f"unknown member attributes {sorted(unknown)}")
+                own = {k: self.value(x, depth + 1) for k, x in e["fitted"].items()}
+                own["tree_"] = t
+                out.append((rs, own))
+            return _Members(out)
+        if kind == "estimator":
+            name, params = v.get("class"), v.get("params")
+            cls = ESTIMATORS.get(name) if isinstance(name, str) else None
+            if cls is None or not isinstance(params, dict):
+                raise _fail(f"estimator {name!r} is not a treelearn tree")
+            try:
+                est = cls(**{k: self.value(x, depth + 1) for k, x in params.items()})
+                from ._validation import validate_params
+
+                validate_params(est, est._constraints())
+            except (TypeError, ValueError) as exc:
+                raise _fail(f"estimator {name}: {exc}") from None
+            return est
         if kind == "binner":
             return self.binner(v, depth)
         if kind == "record":
@@ -442,6 +588,74 @@ class _Reader:
                         **{n: arrays[n] for n in _TREE_ARRAYS[8:] if n in arrays})
         except ValueError as exc:
             raise _fail(f"tree: {exc}") from None
+
+    def trees(self, v: dict) -> list[Tree]:
+        """The trees of a ``trees`` value, cut apart and each checked as a Tree."""
+        arrays = {}
+        for name in ("counts", "n_features", *_TREE_ARRAYS):
+            obj = v.get(name)
+            if obj is None and name in _TREE_OPTIONAL:
+                continue
+            if not isinstance(obj, dict) or obj.get("$type") != "array":
+                raise _fail(f"trees array {name} is missing")
+            a = self.array(obj)
+            want = _TREE_KINDS.get(name, "i")
+            if a.dtype.kind != want or (name != "value" and a.ndim != 1):
+                raise _fail(f"trees array {name} has dtype {a.dtype} or shape {a.shape}")
+            arrays[name] = a.astype(np.intp) if want == "i" else a
+        counts, n_feat = arrays["counts"], arrays["n_features"]
+        n_classes = v.get("n_classes")
+        if not 1 <= counts.size <= MAX_TREES or counts.shape != n_feat.shape \
+                or counts.min() < 1 or counts.max() > 10**9 or n_feat.min() < 1 \
+                or n_feat.max() > 10**7 \
+                or not _is_int(n_classes, 1, 10**7):
+            raise _fail("trees: counts, n_features or n_classes out of range")
+        if arrays["value"].ndim != 3:
+            raise _fail("trees value must have three dimensions")
+        total = int(counts.sum())
+        for name in _TREE_ARRAYS:
+            if name not in arrays:
+                continue
+            n = arrays[name].shape[0]
+            want = {"branch_ptr": total + counts.size, "cat_ptr": total + counts.size,
+                    "branch_child": None, "cat_branch": None}.get(name, total)
+            if want is not None and n != want:
+                raise _fail(f"trees array {name} has {n} rows, expected {want}")
+        out = []
+        node = ptr = child = cat = 0
+        bp, cp = arrays["branch_ptr"], arrays["cat_ptr"]
+        for k, m in enumerate(counts.tolist()):
+            nb = int(bp[ptr + m])
+            nc = int(cp[ptr + m])
+            if nb < 0 or nc < 0 or child + nb > arrays["branch_child"].shape[0] \
+                    or cat + nc > arrays["cat_branch"].shape[0]:
+                raise _fail(f"tree {k}: branch tables out of range")
+            parts = {}
+            for name in _TREE_ARRAYS:
+                if name not in arrays:
+                    continue
+                a = arrays[name]
+                if name in ("branch_ptr", "cat_ptr"):
+                    parts[name] = a[ptr:ptr + m + 1]
+                elif name == "branch_child":
+                    parts[name] = a[child:child + nb]
+                elif name == "cat_branch":
+                    parts[name] = a[cat:cat + nc]
+                else:
+                    parts[name] = a[node:node + m]
+            try:
+                out.append(Tree(int(n_feat[k]), [n_classes],
+                                *(parts[n] for n in _TREE_ARRAYS[:8]),
+                                **{n: parts[n] for n in _TREE_ARRAYS[8:] if n in parts}))
+            except ValueError as exc:
+                raise _fail(f"tree {k}: {exc}") from None
+            node += m
+            ptr += m + 1
+            child += nb
+            cat += nc
+        if child != arrays["branch_child"].shape[0] or cat != arrays["cat_branch"].shape[0]:
+            raise _fail("trees: branch tables longer than the trees")
+        return out
 
     def binner(self, v: dict, depth: int) -> Binner:
         try:
@@ -611,12 +825,14 @@ def load_with_metadata(path) -> tuple[BaseDecisionTree, dict]:
         try:
             meta = _metadata(zf)
             reader = _Reader(zf)
-            cls = ESTIMATORS.get(meta["estimator"])
+            cls = ESTIMATORS.get(meta["estimator"]) or ENSEMBLES.get(meta["estimator"])
             if cls is None:
                 raise _fail(f"estimator {meta['estimator']!r} is not one of "
-                            f"{', '.join(ESTIMATORS)}")
+                            f"{', '.join(ESTIMATORS)}, {', '.join(ENSEMBLES)}")
             params = {k: reader.value(v) for k, v in meta["params"].items()}
-            unknown = set(meta["fitted"]) - set(_FITTED)
+            allowed = _FITTED if cls in ESTIMATORS.values() else (*_ENSEMBLE_FITTED,
+                                                                  "estimators_")
+            unknown = set(meta["fitted"]) - set(allowed)
             if unknown:
                 raise _fail(f"unknown fitted attributes {sorted(unknown)}")
             fitted = {k: reader.value(v) for k, v in meta["fitted"].items()}
@@ -628,12 +844,25 @@ def load_with_metadata(path) -> tuple[BaseDecisionTree, dict]:
         model = cls(**params)
         from ._validation import validate_params
 
-        validate_params(model, model._constraints())
+        constraints = (model._constraints() if hasattr(model, "_constraints")
+                       else model._parameter_constraints)
+        validate_params(model, constraints)
+        if hasattr(model, "_template"):
+            template = model._template()  # an ensemble's member (checks its estimator)
+            validate_params(template, template._constraints())
     except (TypeError, ValueError) as exc:
         raise _fail(f"parameters: {exc}") from None
+    members = fitted.pop("estimators_", None)
+    if members is not None and not isinstance(members, _Members):
+        raise _fail("estimators_ must be the ensemble's members")
     for k, v in fitted.items():
         setattr(model, k, v)
-    _check_model(model)
+    if cls in ESTIMATORS.values():
+        _check_model(model)
+    else:
+        from ._io_ensembles import check_ensemble
+
+        check_ensemble(model, members, _fail, _check_model, _check_data)
     return model, meta
 
 
@@ -655,6 +884,18 @@ def _check_model(model: BaseDecisionTree) -> None:
         raise _fail(f"n_features_in_ {n!r} does not match the tree's {tree.n_features}")
     if not _is_int(model.n_outputs_, 1, 1) or not _is_int(model.max_features_, 1, n):
         raise _fail("n_outputs_ or max_features_ out of range")
+    mask, cats = _check_data(model)
+    _check_tree_parts(model, tree, mask, cats)
+
+
+def _check_data(model) -> tuple[np.ndarray, list]:
+    """Width, names, categorical mask and levels of the data a model was fitted on."""
+    for name in ("n_features_in_", "is_categorical_", "categories_"):
+        if not hasattr(model, name):
+            raise _fail(f"fitted attribute {name} is missing")
+    n = model.n_features_in_
+    if not _is_int(n, 1, 10**7):
+        raise _fail(f"n_features_in_ {n!r}")
     names = getattr(model, "feature_names_in_", None)
     if names is not None and (not isinstance(names, np.ndarray) or names.shape != (n,)
                               or not all(isinstance(s, str) for s in names.tolist())):
@@ -672,6 +913,11 @@ def _check_model(model: BaseDecisionTree) -> None:
                                    or levels.dtype != object
                                    or len(set(levels.tolist())) != levels.shape[0]):
             raise _fail(f"categories_[{j}] must be distinct levels")
+    return mask, cats
+
+
+def _check_tree_parts(model, tree: Tree, mask: np.ndarray, cats: list) -> None:
+    n = model.n_features_in_
     trees = [tree]
     unpruned = getattr(model, "unpruned_tree_", None)
     if unpruned is not None:

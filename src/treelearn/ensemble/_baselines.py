@@ -117,6 +117,7 @@ class MajorityClassifier(ClassifierMixin, BaseEstimator):
     """
 
     categorical_features = "auto"  # X is validated like a tree's (tables accepted)
+    _parameter_constraints: dict = {}
 
     def __sklearn_tags__(self):
         return _baseline_tags(super().__sklearn_tags__())
@@ -260,7 +261,7 @@ class OneRClassifier(ClassifierMixin, BaseEstimator):
 
     def _rule(self, x, codes, w, K, categorical: bool, f: int) -> dict:
         miss = np.isnan(x)
-        missing = np.bincount(codes[miss], weights=w[miss], minlength=K)
+        missing = np.bincount(codes[miss], weights=w[miss], minlength=K).astype(np.float64)
         correct = float(missing.max()) if miss.any() else 0.0
         xs, cs, ws = x[~miss], codes[~miss], w[~miss]
         if categorical:

@@ -233,9 +233,14 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         self.__dict__.update({k: v for k, v in data.items() if k != "cost_matrix_"})
         self.classes_ = template.classes_
         self.n_classes_ = K
-        votes = [_vote_values(t, a, K) for t, a in zip(estimators, weights, strict=False)]
-        self._packed = PackedForest([t.tree_ for t in estimators], values=votes)
+        self._pack()
         return self
+
+    def _pack(self) -> None:
+        """The learners as one packed forest adding their weighted votes."""
+        votes = [_vote_values(t, a, self.n_classes_)
+                 for t, a in zip(self.estimators_, self.estimator_weights_, strict=False)]
+        self._packed = PackedForest([t.tree_ for t in self.estimators_], values=votes)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")

@@ -258,11 +258,9 @@ class _BaseEnsemble(BaseEstimator):
             old_cols = list(getattr(self, "estimators_features_", [])) if old else []
             self.estimators_features_ = old_cols + [
                 np.arange(p) if c is None else c for _, c in grown]
-        self._seeds = [int(t.random_state) for t in self.estimators_]
-        self._n_draws = n_draws
-        self._base_w = base_w
-        self._n_train = n
-        self._n_features_fit = p
+        # what redraws each tree's sample (out-of-bag rows), with the trees' random_state
+        self._sampling = {"n_draws": n_draws, "n_train": n, "n_features": p,
+                          "base_w": base_w}
         self.__dict__.update(data)
         self.n_outputs_ = 1
         self._pack()
@@ -376,9 +374,11 @@ class _BaseEnsemble(BaseEstimator):
         check_is_fitted(self, "estimators_")
         if not self.bootstrap:
             raise ValueError("out-of-bag rows exist only with bootstrap=True.")
-        n, p = self._n_train, self._n_features_fit
-        for seed in self._seeds:
-            yield self._draw(seed, n, p, self._n_draws, self._base_w, np.zeros(n, int))[1] == 0
+        smp = self._sampling
+        n = smp["n_train"]
+        for tree in self.estimators_:
+            yield self._draw(int(tree.random_state), n, smp["n_features"], smp["n_draws"],
+                             smp["base_w"], np.zeros(n, int))[1] == 0
 
     def _set_oob(self, X, y, ycls) -> None:
         n = X.shape[0]
