@@ -499,3 +499,59 @@ def test_progress_helpers_stay_quiet_off_a_terminal(capsys):
         say("a result line")
     got = capsys.readouterr()
     assert got.out == "a result line\n" and got.err == ""
+
+
+def test_fit_ensembles_and_baselines(table_csv):
+    d = table_csv
+    out = ok("fit", "shop.csv", "--target", "label", "--algorithm", "forest", "--n-estimators",
+             "15", "--ignore", "price", "-o", "forest.tlm", cwd=d).stdout
+    assert "model: RandomForestClassifier(n_estimators=15, criterion='gini'); trained on 300 " \
+           "rows" in out
+    assert "tree 0 of 15:" in out and "15 trees:" in out
+    forest = tl.io.load(d / "forest.tlm")
+    assert isinstance(forest, tl.RandomForestClassifier) and len(forest.estimators_) == 15
+    df = pd.read_csv(d / "shop.csv")
+    acc = float(out.split("held-out accuracy: ")[1].split()[0])
+    assert 0.8 < acc <= 1.0
+    pred = ok("predict", "forest.tlm", "shop.csv", "--proba", cwd=d).stdout
+    got = pd.read_csv(io.StringIO(pred), keep_default_na=False)
+    X = df[["colour", "size", "weight"]].astype({"colour": object})
+    X["colour"] = X["colour"].where(X["colour"].notna(), None)
+    np.testing.assert_array_equal(got[["proba_buy", "proba_skip"]].to_numpy(),
+                                  forest.predict_proba(X))
+    info = ok("info", "forest.tlm", cwd=d).stdout
+    assert "RandomForestClassifier, model file format 1" in info and "15 trees:" in info
+    assert error("export", "forest.tlm", cwd=d).endswith("choose one with --tree K")
+    text = ok("export", "forest.tlm", "--tree", "2", cwd=d).stdout
+    assert text == tl.export_text(forest.estimators_[2])
+    assert "--tree must be in 0..14" in error("export", "forest.tlm", "--tree", "15", cwd=d)
+    assert "prune works on single trees" in error("prune", "forest.tlm", cwd=d)
+
+    out = ok("fit", "shop.csv", "--target", "label", "--algorithm", "adaboost",
+             "--max-depth", "2", "--n-estimators", "10", "-o", "ada.tlm", cwd=d).stdout
+    ada = tl.io.load(d / "ada.tlm")
+    assert isinstance(ada, tl.AdaBoostClassifier) and ada.estimator.max_depth == 2
+    assert "model: AdaBoostClassifier(n_estimators=10, criterion='gini', max_depth=2)" in out
+
+    out = ok("fit", "shop.csv", "--target", "label", "--algorithm", "oner", "-o", "oner.tlm",
+             cwd=d).stdout
+    one_r = tl.io.load(d / "oner.tlm")
+    assert one_r.export_text() in out
+    assert ok("export", "oner.tlm", cwd=d).stdout == one_r.export_text()
+    assert "rule on" in ok("info", "oner.tlm", cwd=d).stdout
+
+    out = ok("fit", "shop.csv", "--target", "price", "--algorithm", "forest", "--ignore",
+             "colour,label", "--n-estimators", "5", "--splitter", "hist", "-o", "rf.tlm",
+             cwd=d).stdout
+    assert isinstance(tl.io.load(d / "rf.tlm"), tl.RandomForestRegressor)
+    assert "held-out R2:" in out
+    ok("fit", "shop.csv", "--target", "price", "--algorithm", "extra", "--features",
+       "weight", "--n-estimators", "5", "-o", "et.tlm", cwd=d)
+    assert "extra trees need numeric columns" in error(
+        "fit", "shop.csv", "--target", "label", "--algorithm", "extra", cwd=d)
+    assert "--prune is for single trees" in error(
+        "fit", "shop.csv", "--target", "label", "--algorithm", "forest", "--prune", "cv", cwd=d)
+    assert "--n-estimators is for" in error(
+        "fit", "shop.csv", "--target", "label", "--n-estimators", "5", cwd=d)
+    assert "adaboost is for classification" in error(
+        "fit", "shop.csv", "--target", "price", "--algorithm", "adaboost", cwd=d)

@@ -80,10 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
              "with held-out and cross-validated scores, and save it as a model file.")
     p.add_argument("data", help="the table (.csv, .tsv, .parquet)")
     p.add_argument("--target", required=True, help="the column to predict")
-    p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree"), default="cart",
+    p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "forest", "extra",
+                                           "adaboost", "oner"), default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
-                        "unpruned) or tree (scikit-learn's defaults, unpruned)")
+                        "unpruned), tree (scikit-learn's defaults, unpruned); ensembles: "
+                        "forest (random forest), extra (extremely randomized trees; numeric "
+                        "columns without missing values), adaboost (boosted stumps, or trees "
+                        "of --max-depth); oner (Holte's one-attribute rule, a yardstick)")
+    p.add_argument("--n-estimators", type=int,
+                   help="trees of forest and extra (default 100), rounds of adaboost "
+                        "(default 50)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
                    help="auto: text, booleans and integers with at most 20 values are "
                         "classes; other numbers are regressed")
@@ -160,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="file to write (default: standard output; required "
                                           "for svg, png, pdf and html)")
     p.add_argument("--max-depth", type=int, help="text and dot: depth shown")
+    p.add_argument("--tree", type=int, metavar="K",
+                   help="an ensemble's tree number K (from 0) to export")
     p.add_argument("--table", help="sql: a SELECT over this table instead of an expression")
     p.add_argument("--data", help="html: a table for the scores along the pruning slider")
     p.add_argument("--target", help="html: the label column of --data (default: the model's)")

@@ -139,7 +139,14 @@ def _as_model_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 _ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "c45": ("C45Classifier", None),
                "id3": ("ID3Classifier", None),
-               "tree": ("DecisionTreeClassifier", "DecisionTreeRegressor")}
+               "tree": ("DecisionTreeClassifier", "DecisionTreeRegressor"),
+               "forest": ("RandomForestClassifier", "RandomForestRegressor"),
+               "extra": ("ExtraTreesClassifier", "ExtraTreesRegressor"),
+               "adaboost": ("AdaBoostClassifier", None),
+               "oner": ("OneRClassifier", None)}
+_TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
+                 "max_leaf_nodes", "splitter")
+_ENSEMBLES = ("forest", "extra", "adaboost", "oner")
 
 
 def _estimator(args: argparse.Namespace, task: str, cols: Columns):
@@ -149,17 +156,80 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     name = clf if task == "classification" else reg
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
-                        "numeric (use cart or tree, or --task classification)")
-    # n_jobs: the folds of CV pruning fit on threads (the kernels release the GIL)
-    params = {"random_state": args.seed, "n_jobs": -1,
-              "categorical_features": cols.categorical or None}
-    for opt in ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
-                "max_leaf_nodes", "splitter"):
-        if getattr(args, opt) is not None:
-            params[opt] = getattr(args, opt)
+                        "numeric (use cart, tree, forest or extra, or --task classification)")
+    algo = args.algorithm
+    if algo in _ENSEMBLES and args.prune is not None:
+        raise UserError(f"--prune is for single trees; --algorithm {algo} does not prune")
+    if args.n_estimators is not None and algo not in ("forest", "extra", "adaboost"):
+        raise UserError("--n-estimators is for forest, extra and adaboost")
+    if args.n_estimators is not None and args.n_estimators < 1:
+        raise UserError(f"--n-estimators must be at least 1; got {args.n_estimators}")
+    cats = cols.categorical or None
+    given = {opt: getattr(args, opt) for opt in _TREE_OPTIONS if getattr(args, opt) is not None}
+    if algo == "oner":
+        if given:
+            raise UserError(f"oner has no tree options (got --{next(iter(given))})".replace(
+                "_", "-"))
+        return treelearn.OneRClassifier(categorical_features=cats)
+    if algo == "adaboost":
+        base = treelearn.DecisionTreeClassifier(**{"max_depth": 1, **given},
+                                                categorical_features=cats)
+        return treelearn.AdaBoostClassifier(base, n_estimators=args.n_estimators or 50,
+                                            random_state=args.seed)
+    # n_jobs: the folds of CV pruning (or a forest's trees) fit on threads (the kernels
+    # release the GIL)
+    params = {"random_state": args.seed, "n_jobs": -1, "categorical_features": cats, **given}
+    if algo in ("forest", "extra"):
+        params["n_estimators"] = args.n_estimators or 100
+        if algo == "extra":
+            if "splitter" in given:
+                raise UserError("extra trees always split at random; leave out --splitter")
+            if cats:
+                raise UserError("extra trees need numeric columns; use forest for tables "
+                                f"with categories ({', '.join(cols.categorical)})")
+            params.pop("categorical_features")
     if args.prune is not None:
         params["prune"] = None if args.prune == "none" else args.prune
     return getattr(treelearn, name)(**params)
+
+
+def _is_ensemble(model) -> bool:
+    return not hasattr(model, "tree_")
+
+
+def _model_text(model, depth: int) -> str:
+    """The printed model: the tree, OneR's rule, or an ensemble's first tree."""
+    import treelearn
+
+    if hasattr(model, "rules_"):
+        return model.export_text()
+    if hasattr(model, "estimators_"):
+        first = model.estimators_[0]
+        return (f"tree 0 of {len(model.estimators_)}:\n"
+                + treelearn.export_text(first, max_depth=depth))
+    if not hasattr(model, "tree_"):
+        return f"every row: {model.classes_[int(np.argmax(model.class_prior_))]}"
+    return treelearn.export_text(model, max_depth=depth)
+
+
+def _size_line(model, depth: int) -> str:
+    members = getattr(model, "estimators_", None)
+    if members is not None:
+        nodes = sum(m.tree_.node_count for m in members)
+        leaves = [m.tree_.n_leaves for m in members]
+        depths = [m.tree_.max_depth for m in members]
+        return (f"{len(members)} trees: {nodes} nodes, {np.mean(leaves):.1f} leaves and depth "
+                f"{np.mean(depths):.1f} on average (deepest {max(depths)})")
+    if not hasattr(model, "tree_"):
+        return f"rule on {getattr(model, 'feature_name_', 'no feature')}"
+    t = model.tree_
+    size = f"tree: {t.n_leaves} leaves, depth {t.max_depth}"
+    if getattr(model, "unpruned_tree_", None) is not None:
+        size += f" (pruned from {model.unpruned_tree_.n_leaves} leaves"
+        size += (f", alpha {model.ccp_alpha_:.4g})" if hasattr(model, "ccp_alpha_") else ")")
+    if t.max_depth > depth:
+        size += f"; printed to depth {depth} (treelearn export for all of it)"
+    return size
 
 
 def _split(args, X, y, task):
@@ -232,7 +302,6 @@ def _fit_and_score(est, X, y, splits, bar) -> np.ndarray | None:
 
 
 def fit(args: argparse.Namespace) -> None:
-    import treelearn
 
     data = Path(args.data)
     table = read_table(data, args.sep)
@@ -274,15 +343,10 @@ def fit(args: argparse.Namespace) -> None:
         lines.append(f"missing values: {n_missing} cells (the tree learns where they go)")
     lines.append(f"model: {_describe(est)}; trained on {len(y_tr)} rows"
                  + (f", {len(y_te)} held out" if y_te is not None else ""))
-    lines += ["", treelearn.export_text(est, max_depth=args.show_depth).rstrip(), ""]
-    t = est.tree_
-    size = f"tree: {t.n_leaves} leaves, depth {t.max_depth}"
-    if getattr(est, "unpruned_tree_", None) is not None:
-        size += f" (pruned from {est.unpruned_tree_.n_leaves} leaves"
-        size += (f", alpha {est.ccp_alpha_:.4g})" if hasattr(est, "ccp_alpha_") else ")")
-    if t.max_depth > args.show_depth:
-        size += f"; printed to depth {args.show_depth} (treelearn export for all of it)"
-    lines.append(size)
+    lines += ["", _model_text(est, args.show_depth).rstrip(), ""]
+    lines.append(_size_line(est, args.show_depth))
+    if getattr(est, "oob_score_", None) is not None:
+        lines.append(f"out-of-bag score: {est.oob_score_:.4f}")
     info = {"data": data.name, "target": args.target, "task": task, "n_rows": len(table),
             "n_train": len(y_tr), "columns": _column_info(table, cols),
             "ignored": cols.ignored, "dropped_missing_target": dropped}
@@ -306,6 +370,16 @@ def fit(args: argparse.Namespace) -> None:
 
 
 def _describe(est) -> str:
+    if _is_ensemble(est):
+        n = getattr(est, "n_estimators", None)
+        base = getattr(est, "estimator", None)
+        crit = getattr(est, "criterion", None) or getattr(base, "criterion", None)
+        parts = [f"n_estimators={n}"] if n is not None else []
+        if crit is not None:
+            parts.append(f"criterion={crit!r}")
+        if isinstance(base, object) and getattr(base, "max_depth", None) is not None:
+            parts.append(f"max_depth={base.max_depth}")
+        return f"{type(est).__name__}({', '.join(parts)})"
     prune = getattr(est, "prune", None)
     how = {"cv": f"{est.prune_cv}-fold CV pruning, "
         f"{'1-SE' if est.prune_rule == '1se' else 'minimum'} rule" if isinstance(
@@ -371,6 +445,9 @@ def prune(args: argparse.Namespace) -> None:
     from ..pruning import Pruner
 
     model, meta = model_io.load_with_metadata(args.model)
+    if _is_ensemble(model):
+        raise UserError(f"prune works on single trees; {args.model} holds a "
+                        f"{type(model).__name__}")
     base = model
     unpruned = getattr(model, "unpruned_tree_", None)
     if unpruned is not None:
@@ -442,6 +519,22 @@ def export(args: argparse.Namespace) -> None:
 
     model, meta = model_io.load_with_metadata(args.model)
     fmt = args.format
+    members = getattr(model, "estimators_", None)
+    if members is not None and args.tree is None:
+        raise UserError(f"{args.model} holds {len(members)} trees "
+                        f"({type(model).__name__}); choose one with --tree K")
+    if args.tree is not None:
+        if members is None:
+            raise UserError("--tree is for ensembles; this model is a single tree")
+        if not 0 <= args.tree < len(members):
+            raise UserError(f"--tree must be in 0..{len(members) - 1}; got {args.tree}")
+        model = members[args.tree]
+        if getattr(model, "feature_names_in_", None) is None and args.data:
+            raise UserError("--data needs a tree fitted on a table")
+    if members is None and _is_ensemble(model):
+        if fmt != "text":
+            raise UserError(f"{type(model).__name__} is exported as text only")
+        return _write_text(_model_text(model, 0), args.output)
     if fmt in ("svg", "png", "pdf", "html") and not args.output:
         raise UserError(f"--format {fmt} writes a file: give -o FILE")
     if fmt == "text":
@@ -474,13 +567,18 @@ def export(args: argparse.Namespace) -> None:
 
 def info(args: argparse.Namespace) -> None:
     model, meta = model_io.load_with_metadata(args.model)
-    t = model.tree_
     lines = [f"{args.model}: {meta['estimator']}, model file format {meta['format_version']}, "
              f"written by treelearn {meta['treelearn_version']}"]
     changed = _changed_params(model)
     lines.append("parameters: " + (", ".join(f"{k}={v!r}" for k, v in changed.items())
                                    or "the defaults"))
-    lines.append(f"tree: {t.node_count} nodes, {t.n_leaves} leaves, depth {t.max_depth}")
+    if _is_ensemble(model):
+        lines.append(_size_line(model, 0))
+        if getattr(model, "oob_score_", None) is not None:
+            lines.append(f"out-of-bag score: {model.oob_score_:.4f}")
+    else:
+        t = model.tree_
+        lines.append(f"tree: {t.node_count} nodes, {t.n_leaves} leaves, depth {t.max_depth}")
     if getattr(model, "unpruned_tree_", None) is not None:
         u = model.unpruned_tree_
         lines.append(f"unpruned tree kept: {u.n_leaves} leaves, depth {u.max_depth}"
@@ -488,7 +586,11 @@ def info(args: argparse.Namespace) -> None:
                         else ""))
     if _is_classifier(model):
         lines.append(f"classes: {', '.join(map(str, model.classes_))}")
-    imp = model.feature_importances_
+    imp = getattr(model, "feature_importances_", None)
+    if imp is None:  # OneR, the majority class: no importances
+        imp = np.zeros(model.n_features_in_)
+        if hasattr(model, "feature_"):
+            imp[model.feature_] = 1.0
     names = getattr(model, "feature_names_in_", None)
     names = [str(n) for n in names] if names is not None else [
         f"x{j}" for j in range(model.n_features_in_)]
@@ -531,6 +633,10 @@ def _changed_params(model) -> dict:
     out = {}
     for k, v in model.get_params(deep=False).items():
         d = defaults.get(k)
+        if hasattr(v, "get_params"):  # an ensemble's tree: its own changed parameters
+            changed = _changed_params(v)
+            out[k] = f"{type(v).__name__}({', '.join(f'{a}={b!r}' for a, b in changed.items())})"
+            continue
         same = v is d or (type(v) is type(d) and not isinstance(v, np.ndarray) and v == d)
         if not same:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
