@@ -614,3 +614,82 @@ def test_a_damaged_ensemble_file_is_a_model_file_error(tmp_path):
                       (bad_columns, "estimators_features_"), (bad_counts, "n_classes")):
         with pytest.raises(tl.io.ModelFileError, match=msg):
             tl.load(rewrite(edit))
+
+
+# -- reading an ensemble -------------------------------------------------------------------------
+
+def test_oob_error_curve_and_permutation_importances():
+    X, y = _classification(400)
+    est = tl.RandomForestClassifier(n_estimators=25, oob_score=True, random_state=0).fit(X, y)
+    curve = est.oob_error_curve(X, y)
+    assert curve.shape == (25,)
+    assert curve[-1] == pytest.approx(1 - est.oob_score_)
+    assert curve[-1] < curve[0]  # more trees, fewer out-of-bag errors
+    Xr, yr = _regression(300)
+    reg = tl.RandomForestRegressor(n_estimators=30, oob_score=True, random_state=0).fit(Xr, yr)
+    assert reg.oob_error_curve(Xr, yr)[-1] == pytest.approx(
+        np.mean((reg.oob_prediction_ - yr) ** 2))
+    # Breiman's importances: a pure noise column is worth nothing, an informative one much
+    Xn = np.column_stack([X, np.random.default_rng(0).normal(size=len(y))])
+    est2 = tl.RandomForestClassifier(n_estimators=15, random_state=0).fit(Xn, y)
+    imp = est2.oob_permutation_importances(Xn, y, n_repeats=2)
+    assert imp.shape == (9,) and abs(imp[-1]) < 0.02 and imp.max() > 0.05
+    with pytest.raises(ValueError, match="need the training data"):
+        est.oob_error_curve(X[:10], y[:10])
+    with pytest.raises(ValueError, match="bootstrap=True"):
+        tl.ExtraTreesClassifier(n_estimators=3).fit(X, y).oob_error_curve(X, y)
+
+
+def test_pictures_and_readers_of_an_ensemble():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y = _classification(300)
+    est = tl.RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
+    ax = tl.export.plot_oob_error(est, X, y)
+    assert ax.get_xlabel() == "number of trees" and len(ax.lines[0].get_xdata()) == 8
+    ax = tl.export.plot_feature_importances(est, X, y, kind="both")
+    assert len(ax.get_yticklabels()) == 8
+    with pytest.raises(TypeError, match="holds 8: pass one of them"):
+        tl.export_text(est)
+    assert tl.export_text(est[3]) == tl.export_text(est.estimators_[3])
+    assert len(est) == 8 and list(est)[0] is est.estimators_[0]
+
+
+@pytest.mark.jit_only
+def test_an_interrupted_forest_fit_leaves_the_forest_as_it_was():
+    import _thread
+    import threading
+    import time
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 12)).round(3)
+    y = (X[:, 0] + rng.normal(size=len(X)) > 0).astype(int)
+    for kw in ({"n_jobs": 2}, {"n_jobs": 1, "splitter": "hist"}):
+        est = tl.RandomForestClassifier(n_estimators=3, random_state=0, **kw).fit(X[:500],
+                                                                                 y[:500])
+        before = dict(est.__dict__)
+        est.set_params(n_estimators=60)
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        t = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            est.fit(X, y)
+        stopped = time.perf_counter() - t
+        timer.join()
+        assert stopped < 0.3 + 1.5
+        assert all(est.__dict__[k] is before[k] for k in before if k != "n_estimators")
+        assert est.estimators_ is before["estimators_"]
+
+
+def test_a_forest_too_big_for_the_memory_limit_says_so(monkeypatch):
+    from treelearn import _memory
+
+    X = np.broadcast_to(np.float32(0.5), (3_000_000, 40))
+    y = np.zeros(3_000_000)
+    monkeypatch.setenv(_memory.ENV, "1G")
+    with pytest.raises(MemoryError, match=r"RandomForestClassifier\(splitter='best', n_jobs=2\)"
+                                          r" on 3,000,000 rows x 40 features needs about"):
+        tl.RandomForestClassifier(n_jobs=2).fit(X, y)
+    with pytest.raises(MemoryError, match="Fewer threads"):
+        tl.RandomForestClassifier(n_jobs=2).fit(X, y)

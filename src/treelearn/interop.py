@@ -134,6 +134,12 @@ def estimator_and_tree(model, caller: str):
     """
     if isinstance(model, Tree):
         return None, model
+    members = getattr(model, "estimators_", None)
+    if members is not None and not hasattr(model, "tree_") and \
+            type(model).__module__.startswith("treelearn."):
+        raise TypeError(f"{caller} reads one tree; {type(model).__name__} holds "
+                        f"{len(members)}: pass one of them, e.g. model.estimators_[0] "
+                        "(or model[0]).")
     tree = getattr(model, "tree_", None)
     if isinstance(tree, Tree):
         return model, tree

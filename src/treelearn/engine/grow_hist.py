@@ -50,9 +50,11 @@ from .grow_exact import (
 )
 from .hist import (
     clear_rows,
+    clear_rows_cols,
     hist_node,
     hist_node_parallel,
     hist_rows,
+    hist_rows_cols,
     mark_rows,
     move_rows,
     move_rows_parallel,
@@ -280,7 +282,7 @@ def children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, la
 @tiny
 def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
                     crit, imp, iparams, fparams, need_real, fmap, out, absolute, afs, ajs,
-                    classification, weighted):
+                    classification, weighted, sq):
     """One feature's best split at the node from its histogram (or, for absolute error, from
     its rows)."""
     hoff, nbins, fcol, fwide = lay
@@ -294,11 +296,16 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
                                iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs,
                                ajs, edges, f)
     n_order = -1
+    B, C, R, W, _ = _side(bufs, d)
     if n_small:
-        B, C, R, W, _ = _side(bufs, d)
+        # a small node's histogram is built for the feature under search only, and cleared
+        # again once summarized (the clean slot)
+        hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, 1.0, sq, f, f + 1)
         n_order = node_bins(B, lo, hi, fcol[f], fwide[f] != 0, order)
     u, mw, mn = summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw,
                                order, n_order)
+    if n_small:
+        clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, f, f + 1)
     usable = search_summary(st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
                             iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
                             fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
@@ -310,7 +317,7 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
 
 @noref
 def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, costs, wn, imp,
-                     crit, iparams, fparams, work, absolute, classification, weighted):
+                     crit, iparams, fparams, work, absolute, classification, weighted, sq):
     """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`); returns
     ``(found, n_constants)`` with the winner in ``work``."""
     (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
@@ -335,7 +342,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
         usable = _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order,
                                  n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
-                                 absolute, afs, ajs, classification, weighted)
+                                 absolute, afs, ajs, classification, weighted, sq)
         draw_result(draw, perm, usable)
         if not usable or out[R_SCORE] == -np.inf:
             continue
@@ -382,7 +389,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
     fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
     _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
                     fcrit, imp, iparams, fparams, True, fmap, out, absolute, afs, ajs,
-                    classification, weighted)
+                    classification, weighted, sq)
     for q in range(N_RES):
         best[q] = out[q]
     best[R_SCORE] = f
@@ -571,14 +578,20 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     hoff = lay[0]
     p = hoff.shape[0] - 1
     clean = pool.shape[0] - 1
+    n_small = False
     if absolute is None and slot < 0:
-        slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
-    n_small = slot == clean and _small(hi - lo, p, pool)
+        if _small(hi - lo, p, pool):
+            # built feature by feature as the search draws them (see _feature_search)
+            slot = clean
+            n_small = True
+        else:
+            slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
     found, n_total = search_node_hist(bufs, d, lo, hi, nconst, pool[max(slot, 0)], n_small, lay,
                                       edges, cfg, costs, wn, imp, crit, iparams, fparams, work,
-                                      absolute, classification, weighted)
+                                      absolute, classification, weighted, sq)
     if slot == clean:
-        _clear(bufs, d, lo, hi, pool, lay)
+        if not n_small:
+            _clear(bufs, d, lo, hi, pool, lay)
         slot = -1
     if not found:
         _release(free, nfree, slot)

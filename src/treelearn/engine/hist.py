@@ -50,7 +50,13 @@ def row_bin(B, i, col, wide):
 def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
     """Add (``sign`` +1) or remove (-1) rows ``[lo, hi)`` to ``hist`` (see module doc);
     ``sq``: regression histograms have the column of squared targets."""
-    p = hoff.shape[0] - 1
+    hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, 0, hoff.shape[0] - 1)
+
+
+@noref
+def hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, f0, f1):
+    """:func:`hist_rows` for features ``f0 .. f1 - 1`` only (a small node's histogram is
+    built one drawn feature at a time: a forest draws a few of many)."""
     H = hist.shape[1]
     cnt = H - 1
     for i in range(lo, hi):
@@ -59,7 +65,7 @@ def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
             x = sign * W[i]
         if C is not None:
             k = C[i]
-            for f in range(p):
+            for f in range(f0, f1):
                 b = np.int64(B[i, fcol[f]])
                 if fwide[f]:
                     b += np.int64(B[i, fcol[f] + 1]) << 8
@@ -71,7 +77,7 @@ def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
             y = R[i]
             xy = x * y
             xyy = xy * y
-            for f in range(p):
+            for f in range(f0, f1):
                 b = np.int64(B[i, fcol[f]])
                 if fwide[f]:
                     b += np.int64(B[i, fcol[f] + 1]) << 8
@@ -96,10 +102,15 @@ def zero(hist):
 def clear_rows(B, lo, hi, hist, hoff, fcol, fwide):
     """Zero the cells of ``hist`` that rows ``[lo, hi)`` touch (undoing :func:`hist_rows` on
     a histogram that was zero: a small node's cost stays proportional to its rows)."""
-    p = hoff.shape[0] - 1
+    clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, 0, hoff.shape[0] - 1)
+
+
+@noref
+def clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, f0, f1):
+    """:func:`clear_rows` for features ``f0 .. f1 - 1`` only."""
     H = hist.shape[1]
     for i in range(lo, hi):
-        for f in range(p):
+        for f in range(f0, f1):
             b = np.int64(B[i, fcol[f]])
             if fwide[f]:
                 b += np.int64(B[i, fcol[f] + 1]) << 8

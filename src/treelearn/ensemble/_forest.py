@@ -380,6 +380,115 @@ class _BaseEnsemble(BaseEstimator):
             yield self._draw(int(tree.random_state), n, smp["n_features"], smp["n_draws"],
                              smp["base_w"], np.zeros(n, int))[1] == 0
 
+    def _training_rows(self, X, y):
+        """X (validated) and y as codes (classifiers) or floats: the training data again."""
+        X = self._validate_X_predict(X)
+        n = self._sampling["n_train"] if getattr(self, "_sampling", None) else None
+        if n is None or X.shape[0] != n:
+            raise ValueError(f"out-of-bag estimates need the training data: X has "
+                             f"{X.shape[0]} rows, the ensemble was fitted on {n}.")
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must have one value per row ({n}); got shape {y.shape}.")
+        if is_classifier(self):
+            index = {c: k for k, c in enumerate(self.classes_.tolist())}
+            try:
+                y = np.array([index[v] for v in y.tolist()])
+            except KeyError as exc:
+                raise ValueError(f"y holds the label {exc.args[0]!r}, not one of classes_."
+                                 ) from None
+        return X, y.astype(np.float64) if not is_classifier(self) else y
+
+    def _tree_values(self, tree, X) -> np.ndarray:
+        v = tree.tree_.predict(X)[:, 0, :]
+        if is_classifier(self):
+            s = v.sum(axis=1, keepdims=True)
+            s[s == 0.0] = 1.0
+            v = v / s
+        return v
+
+    def oob_error_curve(self, X, y) -> np.ndarray:
+        """Out-of-bag error after each tree: ``curve[k]`` is the error of the first ``k + 1``
+        trees on the training rows that at least one of them left out (misclassified share,
+        or mean squared error for regression; NaN while no row has a vote).
+
+        Parameters
+        ----------
+        X, y : the training data the ensemble was fitted on.
+
+        Returns
+        -------
+        curve : ndarray of shape (n_estimators,)
+        """
+        X, y = self._training_rows(X, y)
+        n = X.shape[0]
+        acc = np.zeros((n, self._packed.n_values))
+        hits = np.zeros(n, dtype=np.int64)
+        out = np.empty(len(self.estimators_))
+        for k, ((t, Xt), oob) in enumerate(zip(self._tree_inputs(X), self.oob_masks(),
+                                               strict=True)):
+            if oob.any():
+                acc[oob] += self._tree_values(t, Xt[oob])
+                hits[oob] += 1
+            seen = hits > 0
+            if not seen.any():
+                out[k] = np.nan
+            elif is_classifier(self):
+                out[k] = float(np.mean(np.argmax(acc[seen], axis=1) != y[seen]))
+            else:
+                out[k] = float(np.mean((acc[seen, 0] / hits[seen] - y[seen]) ** 2))
+            check_interrupt()
+        return out
+
+    def oob_permutation_importances(self, X, y, n_repeats: int = 3,
+                                    random_state=0) -> np.ndarray:
+        """Breiman's (2001) importances: per tree, the drop of its score on its out-of-bag
+        rows when one feature's values are shuffled among them, averaged over trees and
+        ``n_repeats`` shuffles (accuracy for classifiers, negative squared error for
+        regressors; larger: more important).
+
+        Parameters
+        ----------
+        X, y : the training data the ensemble was fitted on.
+        n_repeats : int, default=3
+        random_state : int, RandomState or None, default=0
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features,)
+        """
+        from sklearn.utils import check_random_state
+
+        X, y = self._training_rows(X, y)
+        rng = check_random_state(random_state)
+        p = X.shape[1]
+        feats = getattr(self, "estimators_features_", None)
+        total = np.zeros(p)
+        count = 0
+        for k, (t, oob) in enumerate(zip(self.estimators_, self.oob_masks(), strict=True)):
+            rows = np.flatnonzero(oob)
+            if rows.size == 0:
+                continue
+            cols = np.arange(p) if feats is None else feats[k]
+            Xo = np.ascontiguousarray(X[rows][:, cols])
+            base = self._oob_score_of(t, Xo, y[rows])
+            for j_local, j in enumerate(cols):
+                drop = 0.0
+                for _ in range(n_repeats):
+                    Xs = Xo.copy()
+                    Xs[:, j_local] = Xs[rng.permutation(rows.size), j_local]
+                    drop += base - self._oob_score_of(t, Xs, y[rows])
+                total[j] += drop / n_repeats
+            count += 1
+            check_interrupt()
+        return total / max(count, 1)
+
+    def _oob_score_of(self, tree, X, y) -> float:
+        v = self._tree_values(tree, X)
+        if is_classifier(self):
+            return float(np.mean(np.argmax(v, axis=1) == y))
+        return -float(np.mean((v[:, 0] - y) ** 2))
+
     def _set_oob(self, X, y, ycls) -> None:
         n = X.shape[0]
         V = self._packed.n_values

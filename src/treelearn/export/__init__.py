@@ -6,7 +6,9 @@ nodes and missing-value routing included, and for fitted scikit-learn trees.
 * code: :func:`export_python`, :func:`export_sql` (predict exactly like the model);
 * graphs: :func:`export_graphviz` (DOT text), :func:`render_graphviz` (SVG/PNG/PDF via ``dot``);
 * matplotlib: :func:`plot_tree`, :func:`plot_decision_regions` (leaves' exact rectangles),
-  :func:`plot_feature_importances` (impurity and permutation), and the pruning pictures;
+  :func:`plot_feature_importances` (impurity and permutation; ensembles too), the pruning
+  pictures, and an ensemble's out-of-bag error against its number of trees
+  (:func:`plot_oob_error`);
 * :func:`explore`: one self-contained interactive HTML page (tree, pruning slider, regions).
 
 matplotlib is imported only when a plotting function is called.
@@ -16,6 +18,7 @@ from .code import export_python, export_sql, raw_threshold
 from .explorer import explore
 from .graphviz import export_graphviz, render_graphviz
 from .plot import plot_decision_regions, plot_feature_importances, plot_tree
+from .plot_ensemble import plot_oob_error
 from .plot_pruning import plot_cost_complexity, plot_cv_pruning, plot_pruned_tree, plot_tree_size
 from .rules import LeafRule, export_rules, leaf_rules
 from .text import export_text
@@ -23,6 +26,7 @@ from .text import export_text
 __all__ = [
     "LeafRule", "explore", "export_graphviz", "export_python", "export_rules", "export_sql",
     "export_text", "leaf_rules", "plot_cost_complexity", "plot_cv_pruning",
-    "plot_decision_regions", "plot_feature_importances", "plot_pruned_tree", "plot_tree",
+    "plot_decision_regions", "plot_feature_importances", "plot_oob_error", "plot_pruned_tree",
+    "plot_tree",
     "plot_tree_size", "raw_threshold", "render_graphviz",
 ]

@@ -236,7 +236,7 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
 
     Parameters
     ----------
-    model : fitted estimator (or Tree for ``kind="impurity"``)
+    model : fitted estimator (a tree, an ensemble, or a Tree for ``kind="impurity"``)
     X, y : array-like, optional
         Data for permutation importances (e.g. held-out data).
     kind : {"impurity", "permutation", "both"}, default="impurity"
@@ -258,10 +258,18 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
     """
     if kind not in ("impurity", "permutation", "both"):
         raise ValueError(f'kind must be "impurity", "permutation" or "both"; got {kind!r}.')
-    view = view_of(model, feature_names, None, "plot_feature_importances")
+    ensemble = getattr(model, "estimators_", None) is not None and not hasattr(model, "tree_")
+    if ensemble:  # a forest, bagging, AdaBoost: the ensemble's own importances
+        names = getattr(model, "feature_names_in_", None)
+        names = feature_names or ([str(n) for n in names] if names is not None
+                                  else [f"feature_{i}" for i in range(model.n_features_in_)])
+    else:
+        view = view_of(model, feature_names, None, "plot_feature_importances")
+        names = view.feature_names
     series = {}
     if kind in ("impurity", "both"):
-        series["impurity"] = (view.tree.compute_feature_importances(), None)
+        series["impurity"] = (model.feature_importances_ if ensemble
+                              else view.tree.compute_feature_importances(), None)
     if kind in ("permutation", "both"):
         if X is None or y is None:
             raise ValueError("permutation importances need X and y.")
@@ -283,7 +291,7 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
                 xerr=None if std is None else std[order], label=name,
                 color=PALETTE[k], capsize=2)
     ax.set_yticks(pos)
-    ax.set_yticklabels([view.feature_names[i] for i in order])
+    ax.set_yticklabels([names[i] for i in order])
     ax.set_xlabel("importance")
     ax.set_title("Feature importances")
     if len(series) > 1:
