@@ -45,6 +45,24 @@ from ..engine.config import njit
 
 
 @njit
+def _major(counts, b):
+    """The majority class of row ``b`` (the first of the largest counts, as Weka's)."""
+    best = 0
+    for k in range(counts.shape[1]):
+        if counts[b, k] > counts[b, best]:
+            best = k
+    return best
+
+
+@njit
+def _absorb(counts, end, b):
+    """Bucket ``b`` joins bucket ``b - 1`` (counts added, the end moves to ``b``'s)."""
+    for k in range(counts.shape[1]):
+        counts[b - 1, k] += counts[b, k]
+    end[b - 1] = end[b]
+
+
+@njit
 def one_r_buckets(dist, min_bucket, out_end, out_counts):
     """Weka's two passes over the distinct values' class counts ``dist`` (m, K): writes each
     final bucket's end (one past its last distinct value) and counts; returns the number of
@@ -54,38 +72,21 @@ def one_r_buckets(dist, min_bucket, out_end, out_counts):
     for i in range(m):  # pass 1: join small buckets and same-class neighbours
         for k in range(K):
             out_counts[nb, k] = dist[i, k]
-        if nb > 0:
-            old = 0
-            new = 0
-            for k in range(K):
-                if out_counts[nb - 1, k] > out_counts[nb - 1, old]:
-                    old = k
-                if out_counts[nb, k] > out_counts[nb, new]:
-                    new = k
-            if new == old or out_counts[nb - 1, old] < min_bucket:
-                for k in range(K):
-                    out_counts[nb - 1, k] += out_counts[nb, k]
-                nb -= 1
         out_end[nb] = i + 1
+        if nb > 0:
+            old = _major(out_counts, nb - 1)
+            if _major(out_counts, nb) == old or out_counts[nb - 1, old] < min_bucket:
+                _absorb(out_counts, out_end, nb)
+                nb -= 1
         nb += 1
     n_final = 0
     for b in range(nb):  # pass 2: merge neighbours of the same majority class
         for k in range(K):
             out_counts[n_final, k] = out_counts[b, k]
         out_end[n_final] = out_end[b]
-        if n_final > 0:
-            old = 0
-            new = 0
-            for k in range(K):
-                if out_counts[n_final - 1, k] > out_counts[n_final - 1, old]:
-                    old = k
-                if out_counts[n_final, k] > out_counts[n_final, new]:
-                    new = k
-            if new == old:
-                for k in range(K):
-                    out_counts[n_final - 1, k] += out_counts[n_final, k]
-                out_end[n_final - 1] = out_end[n_final]
-                n_final -= 1
+        if n_final > 0 and _major(out_counts, n_final) == _major(out_counts, n_final - 1):
+            _absorb(out_counts, out_end, n_final)
+            n_final -= 1
         n_final += 1
     return n_final
 

@@ -319,12 +319,7 @@ class _BaseEnsemble(BaseEstimator):
             return self._packed.sum(X)
         out = np.zeros((X.shape[0], self._packed.n_values))
         for t, Xt in self._tree_inputs(X):
-            v = t.tree_.predict(Xt)[:, 0, :]
-            if is_classifier(self):
-                s = v.sum(axis=1, keepdims=True)
-                s[s == 0.0] = 1.0
-                v = v / s
-            out += v
+            out += self._tree_values(t, Xt)
             check_interrupt()
         return out
 
@@ -400,6 +395,7 @@ class _BaseEnsemble(BaseEstimator):
         return X, y.astype(np.float64) if not is_classifier(self) else y
 
     def _tree_values(self, tree, X) -> np.ndarray:
+        """One tree's values for the rows of X (class fractions for classifiers)."""
         v = tree.tree_.predict(X)[:, 0, :]
         if is_classifier(self):
             s = v.sum(axis=1, keepdims=True)
@@ -497,12 +493,7 @@ class _BaseEnsemble(BaseEstimator):
         for (t, Xt), oob in zip(self._tree_inputs(X), self.oob_masks(), strict=True):
             if not oob.any():
                 continue
-            v = t.tree_.predict(Xt[oob])[:, 0, :]
-            if is_classifier(self):
-                s = v.sum(axis=1, keepdims=True)
-                s[s == 0.0] = 1.0
-                v = v / s
-            acc[oob] += v
+            acc[oob] += self._tree_values(t, Xt[oob])
             hits[oob] += 1
             check_interrupt()
         if (hits == 0).any():
