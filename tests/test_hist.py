@@ -32,12 +32,15 @@ from treelearn.engine.criteria import (
     node_impurity,
 )
 from treelearn.engine.hist import (
+    clear_bins,
+    hist_feature_rows,
     hist_node,
     hist_node_parallel,
     mark_rows,
+    mask_order,
     move_rows,
     move_rows_parallel,
-    node_bins,
+    scan_hist_two,
     subtract,
     summarize_hist,
 )
@@ -208,8 +211,14 @@ def test_hist_summary_search_matches_naive(crit_name, n_classes, seed, n, weight
         out = np.zeros(levels.N_RES)
         order = np.empty(n, dtype=np.int64)
         if n_order >= 0:
-            n_order = node_bins(B, 0, n, 0, False, order)
+            mask = np.zeros(1, dtype=np.uint64)
+            own = np.zeros_like(hist)
+            hist_feature_rows(B, C, R, w, 0, n, own, hoff, fcol, fwide, n_classes is None, 0,
+                              mask)
+            np.testing.assert_array_equal(own, hist)
+            n_order = mask_order(mask, NB + 1, order)
             np.testing.assert_array_equal(order[:n_order], np.unique(B[:, 0]))
+            assert mask[0] == 0
         u, mw, mn = summarize_hist(hist, 0, hoff, nbins, n_classes is not None, True, stw, ws,
                                    iw, order, n_order)
         assert (mw, mn) == (0.0, 0)
@@ -234,6 +243,62 @@ def test_hist_summary_search_matches_naive(crit_name, n_classes, seed, n, weight
         assert naive_score(b) == pytest.approx(naive_score(ref_b), rel=1e-9, abs=1e-12)
     elif b >= 0:
         assert int((B[:, 0] <= b).sum()) == ref_nl
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 90), n_bins=st.integers(1, 140),
+       crit_name=st.sampled_from(["gini", "entropy", "squared_error"]), weighted=st.booleans(),
+       integral=st.booleans(), min_leaf=st.integers(1, 5), min_wleaf=st.sampled_from([0, 3.5]),
+       own_bins=st.booleans())
+def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, weighted,
+                                                   integral, min_leaf, min_wleaf, own_bins):
+    """scan_hist_two (two statistics, numeric, no missing value at the node) gives exactly what
+    summarize_hist + search_summary give: the same score (bit for bit), cut, next bin, missing
+    branch and number of cuts tried, over all bins or a node's own bins (from the bitmap of
+    hist_feature_rows; the clean slot is clean again after clear_bins)."""
+    rng = np.random.default_rng(seed)
+    regression = crit_name == "squared_error"
+    B, y, w = _rows(rng, n, 1, n_bins, None if regression else 2, weighted)
+    if weighted and integral:
+        w = np.round(w * 3)
+        keep = w > 0
+        B, y, w = B[keep], y[keep], w[keep]
+        n = len(y)
+        if n == 0:
+            return
+    crit = (CLASSIFICATION_CRITERIA | REGRESSION_CRITERIA)[crit_name]
+    C = None if regression else y.astype(np.int32)
+    R = y.astype(np.float64) if regression else None
+    W = w if weighted else None
+    hoff, fcol, fwide = _layout(1, n_bins + 1)
+    nbins = np.array([n_bins], dtype=np.int64)
+    H = (3 if regression else 2) + int(weighted)
+    hist = np.zeros((n_bins + 1, H))
+    mask = np.zeros(3, dtype=np.uint64)
+    hist_feature_rows(B, C, R, W, 0, n, hist, hoff, fcol, fwide, regression, 0, mask)
+    order = np.zeros(n_bins + 2, dtype=np.int64)
+    n_order = mask_order(mask, n_bins + 1, order) if own_bins else -1
+    fast = np.zeros(levels.N_RES)
+    usable = scan_hist_two(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf,
+                           min_wleaf, order, n_order, fast)
+    ws, iw, stw = levels.workspace(n_bins + 2, 2)
+    u, mw, mn = summarize_hist(hist, 0, hoff, nbins, not regression, weighted, stw, ws, iw,
+                               order, n_order)
+    stats = stw[levels.SR_ENTRIES:levels.SR_ENTRIES + u].sum(axis=0)
+    imp = node_impurity(stats, float(ws[levels.W_UW, :u].sum()), crit) if u else 0.0
+    ref = np.zeros(levels.N_RES)
+    ref_usable = levels.search_summary(stw, ws, iw, u, mw, mn, False, crit, imp,
+                                       levels.MISSING_LEARN, False, min_leaf, min_wleaf, False,
+                                       1, 0.0, np.zeros(n_bins + 2, dtype=np.int64), n_bins,
+                                       ref)
+    assert usable == ref_usable
+    assert fast[levels.R_SCORE] == ref[levels.R_SCORE]
+    assert fast[levels.R_TRIES] == ref[levels.R_TRIES]
+    if ref[levels.R_SCORE] > -np.inf:
+        for slot in (levels.R_KIND, levels.R_NB, levels.R_MB, levels.R_LO, levels.R_HI):
+            assert fast[slot] == ref[slot]
+    if own_bins:
+        clear_bins(hist, 0, order, n_order)
+        assert not hist.any()
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 70), p=st.integers(1, 10),

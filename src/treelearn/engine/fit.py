@@ -393,7 +393,8 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     cfg = (is_cat.astype(np.bool_), n_search, levels)
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax
-    work = _work(n, p, S, width, prm.seed, absolute) + (np.zeros(width, dtype=np.int64),)
+    work = _work(n, p, S, width, prm.seed, absolute) + (
+        np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
     buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
                np.zeros(kmax + 1, dtype=np.int64), np.zeros(kmax), np.zeros(kmax,
                                                                             dtype=np.int64))

@@ -33,7 +33,14 @@ from numba.extending import overload
 
 from .abserr import abs_rows, search_rows_abs
 from .config import EPSILON, PARALLEL_MIN_WORK, njit, noref, tiny
-from .criteria import ENTROPY, GAIN_RATIO, SQUARED_ERROR, impurity_improvement, node_impurity
+from .criteria import (
+    ENTROPY,
+    GAIN_RATIO,
+    GINI,
+    SQUARED_ERROR,
+    impurity_improvement,
+    node_impurity,
+)
 from .grow_exact import (
     COST_NONE,
     F_FEAT,
@@ -49,23 +56,25 @@ from .grow_exact import (
     cost_score,
 )
 from .hist import (
+    clear_bins,
     clear_rows,
-    clear_rows_cols,
+    hist_feature_rows,
     hist_node,
     hist_node_parallel,
     hist_rows,
-    hist_rows_cols,
     mark_rows,
+    mask_order,
     move_rows,
     move_rows_parallel,
-    node_bins,
     rows_stats,
+    scan_hist_two,
     shares_of,
     subtract,
     summarize_hist,
 )
 from .levels import (
     KIND_NUMERIC,
+    MISSING_C45,
     N_RES,
     R_HI,
     R_KIND,
@@ -81,6 +90,7 @@ from .levels import (
 )
 from .nodes import (
     G_ARENA,
+    G_BUDGET,
     G_CATS,
     G_DONE,
     G_HEAP,
@@ -88,6 +98,13 @@ from .nodes import (
     G_LEAVES,
     G_NEED,
     G_NODES,
+    G_PARENA,
+    G_PDEPTH,
+    G_PHI,
+    G_PLO,
+    G_PNODE,
+    G_PSLOT,
+    G_PTOTAL,
     G_TOP,
     N_DEPTH,
     N_FEATURE,
@@ -116,6 +133,11 @@ from .nodes import (
     P_SELECTION,
     P_SMOOTH,
     P_TOTAL_WEIGHT,
+    RUN_ARENA,
+    RUN_BUDGET,
+    RUN_DONE,
+    RUN_LARGE,
+    RUN_ROOM,
     S_ARENA,
     S_BRANCH,
     S_DEPTH,
@@ -177,6 +199,24 @@ def _small(n, p, pool):
     """Whether a node of ``n`` rows is small: building its histogram from its rows (and
     clearing it again) costs less than zeroing or subtracting a whole histogram."""
     return n * p < pool.shape[1]
+
+
+#: A node searches histograms of the features it draws only, built from its rows, when it
+#: draws at most one in this many features (a forest's ``sqrt``): building every feature's
+#: histogram for subtraction costs more than the few it searches.
+DRAWN_FRACTION = 3
+#: ... and have at most this many rows (larger nodes stream their rows from memory once for
+#: every feature they build: one pass over the smaller child's rows for all features costs less).
+DRAWN_MAX_ROWS = 1 << 40
+
+
+@noref
+def _per_feature(n, p, pool, iparams):
+    """Whether a node of ``n`` rows builds the histogram of each feature it draws as it
+    draws it (small nodes, and nodes that draw few of many features) rather than the
+    histogram of all features."""
+    return _small(n, p, pool) or (DRAWN_FRACTION * iparams[P_MAX_FEATURES] <= p
+                                   and n <= DRAWN_MAX_ROWS)
 
 
 @tiny
@@ -280,7 +320,22 @@ def children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, la
 
 
 @tiny
-def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
+def _bin_empty(hist, r, classification, weighted):
+    """Whether histogram row ``r`` (a feature's missing bin) holds no row."""
+    H = hist.shape[1]
+    if weighted:
+        return hist[r, H - 1] <= 0.0
+    if classification:
+        wt = 0.0
+        for k in range(H):
+            wt += hist[r, k]
+        return wt <= 0.0
+    return hist[r, 0] <= 0.0
+
+
+@tiny
+def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, mask,
+                    n_small,
                     crit, imp, iparams, fparams, need_real, fmap, out, absolute, afs, ajs,
                     classification, weighted, sq):
     """One feature's best split at the node from its histogram (or, for absolute error, from
@@ -298,14 +353,26 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     n_order = -1
     B, C, R, W, _ = _side(bufs, d)
     if n_small:
-        # a small node's histogram is built for the feature under search only, and cleared
-        # again once summarized (the clean slot)
-        hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, 1.0, sq, f, f + 1)
-        n_order = node_bins(B, lo, hi, fcol[f], fwide[f] != 0, order)
+        # the histogram is built for the feature under search only, with a bitmap of the
+        # bins its rows fill, and those bins are cleared again once searched (the clean slot)
+        hist_feature_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq, f, mask)
+        n_order = mask_order(mask, nb + 1, order)
+    if (not is_cat[f] and not need_real and st.shape[1] == 2 and mode != MISSING_C45
+            and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR)
+            and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
+        # the common case, scanned straight from the histogram
+        usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
+                               iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], order, n_order,
+                               out)
+        if n_small:
+            clear_bins(hist, hoff[f], order, n_order)
+        if out[R_SCORE] > -np.inf:
+            out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
+        return usable
     u, mw, mn = summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw,
                                order, n_order)
     if n_small:
-        clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, f, f + 1)
+        clear_bins(hist, hoff[f], order, n_order)
     usable = search_summary(st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
                             iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
                             fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
@@ -321,7 +388,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
     """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`); returns
     ``(found, n_constants)`` with the winner in ``work``."""
     (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
-     rng, afs, ajs, order) = work
+     rng, afs, ajs, order, mask) = work
     is_cat = cfg[0]
     hoff, nbins, fcol, fwide = lay
     n_features = perm.shape[0]
@@ -341,7 +408,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
             break
         fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
         usable = _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order,
-                                 n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
+                                 mask, n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
                                  absolute, afs, ajs, classification, weighted, sq)
         draw_result(draw, perm, usable)
         if not usable or out[R_SCORE] == -np.inf:
@@ -387,7 +454,8 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         return False, n_total
     f = int(fres[winner, F_FEAT])
     fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
-    _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, n_small,
+    _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, mask,
+                    n_small,
                     fcrit, imp, iparams, fparams, True, fmap, out, absolute, afs, ajs,
                     classification, weighted, sq)
     for q in range(N_RES):
@@ -580,7 +648,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     clean = pool.shape[0] - 1
     n_small = False
     if absolute is None and slot < 0:
-        if _small(hi - lo, p, pool):
+        if _per_feature(hi - lo, p, pool, iparams):
             # built feature by feature as the search draws them (see _feature_search)
             slot = clean
             n_small = True
@@ -726,74 +794,161 @@ def _may_split(n, depth, iparams):
             and n >= 2 * iparams[P_MIN_LEAF])
 
 
+@noref
+def _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work, n_levels,
+            luts, lutoff):
+    """After a node's split into ``k`` branches (0: a leaf): its level map stored, and which
+    children may split (``need``)."""
+    if k == 0:
+        make_leaf(ti, tf, node)
+        return
+    f = ti[node, N_FEATURE]
+    if ti[node, N_KIND] != KIND_NUMERIC:
+        store_cats(cats, gs, ti, node, work[5], n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
+    for b in range(k):
+        need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
+
+
+@noref
+def _push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid_slot):
+    for b in range(k - 1, -1, -1):
+        push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
+             kid_slot[b])
+
+
+@noref
+def _pop(ti, tf, gs, stack, p):
+    """Take the top of the stack as a new node; returns ``(node, lo, hi, depth, nconst,
+    arena_top, slot)`` and charges its work to the chunk."""
+    top = gs[G_TOP] - 1
+    gs[G_TOP] = top
+    lo = stack[top, S_LO]
+    hi = stack[top, S_HI]
+    depth = stack[top, S_DEPTH]
+    nconst = stack[top, S_NCONST]
+    node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
+                    nconst)
+    gs[G_BUDGET] -= (hi - lo) * p + 64
+    return node, lo, hi, depth, nconst, stack[top, S_ARENA], stack[top, S_SLOT]
+
+
+@noref
+def _pend(gs, node, lo, hi, depth, arena_top, slot, n_total):
+    gs[G_PNODE] = node
+    gs[G_PLO] = lo
+    gs[G_PHI] = hi
+    gs[G_PDEPTH] = depth
+    gs[G_PARENA] = arena_top
+    gs[G_PSLOT] = slot
+    gs[G_PTOTAL] = n_total
+
+
+@noref
+def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack, gs,
+                     pool, free, nfree, threads, crit, iparams, fparams, work, buffers, kid_lo,
+                     kid_hi, kid_slot, need, absolute, classification, weighted, sq):
+    """The depth-first node loop on one thread, compiled without reference counting (a
+    counting loop increments and decrements some fifty arrays on every node: a tenth of a
+    forest's fit). Returns a ``RUN_*`` code when it must stop: everything that allocates
+    (growing tables, a large node's threads, larger row buffers) is its caller's."""
+    n_levels = cfg[2]
+    p = n_levels.shape[0]
+    kmax = kid_lo.shape[0]
+    codes_max = max_levels(n_levels)
+    while gs[G_TOP] > 0:
+        if gs[G_BUDGET] <= 0:
+            return RUN_BUDGET
+        if (gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]
+                or gs[G_TOP] + kmax > stack.shape[0]):
+            return RUN_ROOM
+        top = gs[G_TOP] - 1
+        if threads and (stack[top, S_HI] - stack[top, S_LO]) * p >= PARALLEL_MIN_WORK:
+            return RUN_LARGE
+        node, lo, hi, depth, nconst, arena_top, slot = _pop(ti, tf, gs, stack, p)
+        d = depth & 1
+        k, n_total, arena_top2, slot = _process_serial(
+            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
+            nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers, kid_lo,
+            kid_hi, absolute, classification, weighted, sq)
+        if k == NEED_ARENA:
+            _pend(gs, node, lo, hi, depth, arena_top, slot, n_total)
+            return RUN_ARENA
+        _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
+                n_levels, luts, lutoff)
+        if k == 0:
+            continue
+        if absolute is None:
+            _children_serial(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree,
+                             lay, sq, kid_slot, ti[node, N_NSAMP])
+        else:
+            for b in range(k):
+                kid_slot[b] = -1
+        _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
+    return RUN_DONE
+
+
 @njit
 def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack,
                           gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams, work,
                           buffers, kid_lo, kid_hi, kid_slot, need, absolute, classification,
                           weighted, sq):
     """Depth-first growth (preorder numbering) until the stack is empty or the chunk's work is
-    done. Returns the arrays that may have been reallocated."""
-    budget = iparams[P_CHUNK]
+    done: :func:`_run_depth_first`, and what it hands back (tables to grow, large nodes on all
+    threads, fractional splits needing room). Returns the arrays that may have been
+    reallocated."""
+    gs[G_BUDGET] = iparams[P_CHUNK]
     n_levels = cfg[2]
     p = n_levels.shape[0]
     kmax = kid_lo.shape[0]
     codes_max = max_levels(n_levels)
-    while gs[G_TOP] > 0 and budget > 0:
-        # The check inline: a call returning arrays counts references on every node.
-        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
-            ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
-        if gs[G_TOP] + kmax > stack.shape[0]:
-            stack = grow_rows(stack, gs[G_TOP] + kmax)
-        top = gs[G_TOP] - 1
-        gs[G_TOP] = top
-        lo = stack[top, S_LO]
-        hi = stack[top, S_HI]
-        depth = stack[top, S_DEPTH]
-        nconst = stack[top, S_NCONST]
-        arena_top = stack[top, S_ARENA]
-        slot = stack[top, S_SLOT]
-        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
-                        nconst)
-        budget -= (hi - lo) * p + 64
-        d = depth & 1
-        # _step written out: a call to a kernel that counts references costs about fifty
-        # increments and decrements here (and too many arguments to inline it).
-        large = False
-        if tcounts is not None:
-            large = (hi - lo) * p >= PARALLEL_MIN_WORK
-        if large:
-            k, n_total, arena_top2, slot = _process_large(
-                bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
-                free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
-                work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-        else:
-            k, n_total, arena_top2, slot = _process_serial(
-                bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
-                free, nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
-                kid_lo, kid_hi, absolute, classification, weighted, sq)
-        if k == NEED_ARENA:
-            bufs, k, arena_top2, slot = _split_again(
-                bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers, lay,
-                kid_lo, kid_hi, absolute, tcounts, free, nfree, slot)
-        arena_top = arena_top2
-        if k == 0:
-            make_leaf(ti, tf, node)
+    threads = tcounts is not None
+    while True:
+        status = _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats,
+                                  stack, gs, pool, free, nfree, threads, crit, iparams,
+                                  fparams, work, buffers, kid_lo, kid_hi, kid_slot, need,
+                                  absolute, classification, weighted, sq)
+        if status == RUN_DONE or status == RUN_BUDGET:
+            break
+        if status == RUN_ROOM:
+            if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
+                ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
+            if gs[G_TOP] + kmax > stack.shape[0]:
+                stack = grow_rows(stack, gs[G_TOP] + kmax)
             continue
-        f = ti[node, N_FEATURE]
-        if ti[node, N_KIND] != KIND_NUMERIC:
-            store_cats(cats, gs, ti, node, work[5], n_levels[f],
-                       luts[lutoff[f]:lutoff[f + 1]])
-        for b in range(k):
-            need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
+        k = 0
+        node = 0
+        depth = 0
+        n_total = 0
+        arena_top2 = 0
+        slot = -1
+        if status == RUN_LARGE:
+            node, lo, hi, depth, nconst, arena_top, slot = _pop(ti, tf, gs, stack, p)
+            k, n_total, arena_top2, slot = _process_large(
+                bufs, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
+                pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
+                fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
+            if k == NEED_ARENA:
+                _pend(gs, node, lo, hi, depth, arena_top, slot, n_total)
+                status = RUN_ARENA
+        if status == RUN_ARENA:
+            node = gs[G_PNODE]
+            depth = gs[G_PDEPTH]
+            n_total = gs[G_PTOTAL]
+            bufs, k, arena_top2, slot = _split_again(
+                bufs, depth & 1, ti, tf, gs, node, gs[G_PLO], gs[G_PHI], gs[G_PARENA], crit,
+                fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree,
+                gs[G_PSLOT])
+        _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
+                n_levels, luts, lutoff)
+        if k == 0:
+            continue
         if absolute is None:
-            _children(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
-                      priv, kid_slot, ti[node, N_NSAMP], p)
+            _children(bufs, 1 - (depth & 1), slot, k, kid_lo, kid_hi, need, pool, free, nfree,
+                      lay, sq, priv, kid_slot, ti[node, N_NSAMP], p)
         else:
             for b in range(k):
                 kid_slot[b] = -1
-        for b in range(k - 1, -1, -1):
-            push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
-                 kid_slot[b])
+        _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
     if gs[G_TOP] == 0:
         gs[G_DONE] = 1
     return bufs, ti, tf, tv, cats, stack

@@ -28,10 +28,30 @@ searches: bins present, in increasing order, and the missing bin apart.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .config import noref, pjit, prange
-from .levels import I_UCODE, I_UN, SR_ENTRIES, SR_MISS, W_UW
+from .config import noref, pjit, prange, tiny
+from .criteria import GINI, LN2, SQUARED_ERROR
+from .levels import (
+    I_UCODE,
+    I_UN,
+    KIND_NUMERIC,
+    R_GAIN,
+    R_HI,
+    R_KIND,
+    R_LO,
+    R_MB,
+    R_NB,
+    R_REAL,
+    R_SCORE,
+    R_SPLITINFO,
+    R_TRIES,
+    SR_ENTRIES,
+    SR_MISS,
+    W_UW,
+)
 
 # Slots of a fit's histogram layout ``lay`` (int64): per feature, its first histogram row,
 # number of value bins, first column in the bin matrix and width (1 or 2 bytes).
@@ -88,6 +108,85 @@ def hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, f0, f1
                     hist[r, 2] += xyy
                 if W is not None:
                     hist[r, cnt] += sign
+
+
+@noref
+def hist_feature_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq, f, mask):
+    """Add rows ``[lo, hi)`` to feature ``f``'s part of ``hist`` (zero there before) and mark
+    the bins they fill in the bitmap ``mask`` (zero before; bit ``b`` of word ``b >> 6``), so
+    that the search and the clearing visit the filled bins only."""
+    H = hist.shape[1]
+    cnt = H - 1
+    col = fcol[f]
+    wide = fwide[f] != 0
+    base = hoff[f]
+    for i in range(lo, hi):
+        x = 1.0
+        if W is not None:
+            x = W[i]
+        b = row_bin(B, i, col, wide)
+        mask[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+        r = base + b
+        if C is not None:
+            hist[r, C[i]] += x
+        if R is not None:
+            y = R[i]
+            xy = x * y
+            hist[r, 0] += x
+            hist[r, 1] += xy
+            if sq:
+                hist[r, 2] += xy * y
+        if W is not None:
+            hist[r, cnt] += 1.0
+
+
+@noref
+def mask_order(mask, n_bits, order):
+    """The bins marked in ``mask`` (of ``n_bits``), increasing, into ``order``; clears the
+    mask. Returns how many."""
+    t = 0
+    for w in range((n_bits + 63) >> 6):
+        m = mask[w]
+        mask[w] = np.uint64(0)
+        while m != np.uint64(0):
+            low = m & (~m + np.uint64(1))
+            order[t] = (w << 6) + _bit_index(low)
+            t += 1
+            m ^= low
+    return t
+
+
+@tiny
+def _bit_index(low):
+    """Index of the one set bit of ``low`` (a power of two)."""
+    k = 0
+    if low >= np.uint64(1) << np.uint64(32):
+        k += 32
+        low >>= np.uint64(32)
+    if low >= np.uint64(1) << np.uint64(16):
+        k += 16
+        low >>= np.uint64(16)
+    if low >= np.uint64(1) << np.uint64(8):
+        k += 8
+        low >>= np.uint64(8)
+    if low >= np.uint64(1) << np.uint64(4):
+        k += 4
+        low >>= np.uint64(4)
+    if low >= np.uint64(1) << np.uint64(2):
+        k += 2
+        low >>= np.uint64(2)
+    if low >= np.uint64(2):
+        k += 1
+    return k
+
+
+@noref
+def clear_bins(hist, base, order, n_order):
+    """Zero the histogram rows ``base + order[:n_order]``."""
+    for j in range(n_order):
+        r = base + order[j]
+        for c in range(hist.shape[1]):
+            hist[r, c] = 0.0
 
 
 @noref
@@ -157,25 +256,6 @@ def subtract(parent, child):
 
 
 @noref
-def node_bins(B, lo, hi, col, wide, order):
-    """The distinct bins of a feature among rows ``[lo, hi)``, increasing, into ``order``;
-    returns how many (an insertion sort: for nodes of a few rows)."""
-    t = 0
-    for i in range(lo, hi):
-        b = row_bin(B, i, col, wide)
-        k = t
-        while k > 0 and order[k - 1] > b:
-            k -= 1
-        if k > 0 and order[k - 1] == b:
-            continue
-        for q in range(t, k, -1):
-            order[q] = order[q - 1]
-        order[k] = b
-        t += 1
-    return t
-
-
-@noref
 def summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw, order, n_order):
     """The per-level summary of feature ``f`` from its histogram (bins with rows, in
     increasing order; with ``n_order >= 0`` only the bins ``order[:n_order]``, a small node's
@@ -224,6 +304,143 @@ def summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw, o
         st[SR_MISS, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
     mc = hist[r, H - 1] if weighted else mw
     return u, mw, np.int64(mc + 0.5)
+
+
+@tiny
+def _bin_two(hist, r, classification, weighted, H):
+    """A bin's two statistics, weight and row count as :func:`summarize_hist` computes them
+    (same operations, so that sums round alike)."""
+    if classification:
+        s0 = hist[r, 0]
+        s1 = hist[r, 1]
+        wt = 0.0
+        wt += s0
+        wt += s1
+    else:
+        wt = hist[r, 0]
+        s0 = hist[r, 1]
+        s1 = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
+    cnt = hist[r, H - 1] if weighted else wt
+    return s0, s1, wt, cnt
+
+
+@tiny
+def _proxy_two(l0, l1, wl, r0, r1, wr, crit):
+    """:func:`treelearn.engine.criteria.split_proxy` of two statistics, written out."""
+    if crit == SQUARED_ERROR:
+        return l0 * l0 / wl + r0 * r0 / wr
+    if crit == GINI:
+        return -wr * (1.0 - (r0 * r0 + r1 * r1) / (wr * wr)) \
+            - wl * (1.0 - (l0 * l0 + l1 * l1) / (wl * wl))
+    hl = 0.0
+    hr = 0.0
+    if l0 > 0.0:
+        p = l0 / wl
+        hl -= p * (math.log(p) / LN2)
+    if l1 > 0.0:
+        p = l1 / wl
+        hl -= p * (math.log(p) / LN2)
+    if r0 > 0.0:
+        p = r0 / wr
+        hr -= p * (math.log(p) / LN2)
+    if r1 > 0.0:
+        p = r1 / wr
+        hr -= p * (math.log(p) / LN2)
+    return -wr * hr - wl * hl
+
+
+@noref
+def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, min_wleaf,
+                  order, n_order, out):
+    """The best cut of numeric feature ``f`` straight from its histogram, for two statistics
+    (two classes, or regression) under gini, entropy or squared error, when the node has no
+    row with a missing value of ``f``: :func:`summarize_hist` followed by
+    :func:`treelearn.engine.levels.search_summary` with the same operations in the same
+    order (tests compare them), without copying the bins into a summary first. Bins are
+    read in increasing order, all of them or (``n_order >= 0``) ``order[:n_order]``.
+
+    Fills ``out`` like ``search_summary`` and returns whether the feature is usable (at
+    least two bins hold rows)."""
+    H = hist.shape[1]
+    base = hoff[f]
+    nb = nbins[f]
+    out[R_SCORE] = -np.inf
+    out[R_REAL] = -np.inf
+    out[R_GAIN] = -np.inf
+    out[R_TRIES] = 0.0
+    out[R_SPLITINFO] = 0.0
+    n_it = nb if n_order < 0 else n_order
+    # totals over the present bins, in order (the summary's total row)
+    t0 = 0.0
+    t1 = 0.0
+    wtot = 0.0
+    ntot = 0
+    u = 0
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        s0, s1, wt, cnt = _bin_two(hist, base + b, classification, weighted, H)
+        if cnt <= 0.0:
+            continue
+        t0 += s0
+        t1 += s1
+        wtot += wt
+        ntot += np.int64(cnt + 0.5)
+        u += 1
+    if u < 2:
+        return False
+    l0 = 0.0
+    l1 = 0.0
+    wl = 0.0
+    nl = 0
+    best = -np.inf
+    best_b = -1
+    best_next = -1
+    best_nl = 0
+    tries = 0
+    e = 0
+    pending = False
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        s0, s1, wt, cnt = _bin_two(hist, base + b, classification, weighted, H)
+        if cnt <= 0.0:
+            continue
+        if pending:
+            best_next = b
+            pending = False
+        if e == u - 1:
+            break
+        e += 1
+        l0 += s0
+        l1 += s1
+        wl += wt
+        nl += np.int64(cnt + 0.5)
+        wr = wtot - wl
+        nr = ntot - nl
+        if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+            continue
+        if wl <= 0.0 or wr <= 0.0:
+            continue
+        tries += 1
+        sc = _proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
+        if sc > best:
+            best = sc
+            best_b = b
+            best_nl = nl
+            pending = True
+    out[R_TRIES] = tries
+    if best_b < 0:
+        return True
+    out[R_SCORE] = best
+    out[R_KIND] = KIND_NUMERIC
+    out[R_NB] = 2
+    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
+    out[R_LO] = best_b
+    out[R_HI] = best_next
+    return True
 
 
 @noref

@@ -43,10 +43,18 @@ N_IPARAMS = 15
  P_ALPHA) = range(6)
 N_FPARAMS = 6
 
-# Slots of the grower's persistent state ``gs`` (int64).
-(G_NODES, G_TOP, G_ARENA, G_CATS, G_HEAP, G_KIDS, G_DEPTH, G_LEAVES, G_DONE,
- G_NEED) = range(10)
-N_GSTATE = 10
+# Slots of the grower's persistent state ``gs`` (int64): counts and tops of the tables, the
+# work left in the current chunk (G_BUDGET), and a node left half-done by a depth-first
+# runner for its caller (G_P*: node, rows, depth, arena top, histogram slot, constants).
+(G_NODES, G_TOP, G_ARENA, G_CATS, G_HEAP, G_KIDS, G_DEPTH, G_LEAVES, G_DONE, G_NEED,
+ G_BUDGET, G_PNODE, G_PLO, G_PHI, G_PDEPTH, G_PARENA, G_PSLOT, G_PTOTAL) = range(18)
+N_GSTATE = 18
+
+# What a depth-first runner (a node loop compiled without reference counting) returns: the
+# stack is empty, the chunk's work is done, or its caller must act before it goes on: grow
+# the node table or the stack, process a node on all threads (popped, not yet opened), or
+# finish a node whose fractional split needs larger row buffers (left in G_P*).
+RUN_DONE, RUN_BUDGET, RUN_ROOM, RUN_LARGE, RUN_ARENA = range(5)
 
 # Columns of a stack row: the pending node's range, depth, parent, branch, constants inherited,
 # arena top to restore when it is popped, and histogram slot.
