@@ -45,12 +45,14 @@ sys.path.insert(0, str(HERE))
 
 from realshaped import TABLES, ordinal  # noqa: E402
 from sklearn import ensemble as skens  # noqa: E402
+from sklearn.base import clone  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier as SkTree  # noqa: E402
 
 import treelearn as tl  # noqa: E402
 from treelearn._progress import run_main, say  # noqa: E402
+from treelearn.ensemble._packed import Members  # noqa: E402
 
 
 def _data(n: int, p: int = 28):
@@ -72,6 +74,8 @@ def _sk_bytes(forest) -> int:
 def _tl_bytes(forest) -> tuple[int, int]:
     """(bytes of every array the forest holds, bytes of the packed predict arrays)."""
     trees = 0
+    if isinstance(forest.estimators_, Members):  # the records store the trees
+        return forest._packed.nbytes, forest._packed.nbytes
     for e in forest.estimators_:
         t = e.tree_
         trees += sum(getattr(t, k).nbytes for k in (
@@ -207,6 +211,8 @@ def table_case(name: str, n_trees: int, rows: list, n: int | None) -> None:
             ("sklearn", lambda: skcls(**kw), Xo)):
         Xtr = Xa.iloc[tr] if hasattr(Xa, "iloc") else Xa[tr]
         Xte = Xa.iloc[te] if hasattr(Xa, "iloc") else Xa[te]
+        if method.startswith("tl"):  # compile outside the timing
+            clone(make()).set_params(n_estimators=2).fit(Xtr[:2000], y[tr][:2000])
         model, t = _timed(lambda m=make, a=Xtr: m().fit(a, y[tr]))
         rows.append({"case": f"{name} {len(tr) // 1000}k", "method": method, "fit_s": t,
                      "accuracy": score(model, Xte), "nodes": _nodes(model)})

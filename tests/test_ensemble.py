@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import treelearn as tl
 from treelearn.engine.columns import presort, subset_sorted
-from treelearn.ensemble._packed import PackedForest, binary_order, round_down_f32
+from treelearn.ensemble._packed import Members, PackedForest, binary_order, round_down_f32
 
 
 def _classification(n=600, p=8, seed=0):
@@ -276,6 +276,58 @@ def test_packed_walk_equals_a_loop_over_the_trees(seed):
     np.testing.assert_allclose(packed.sum(Xt), twin, rtol=1e-12)
     np.testing.assert_array_equal(packed.apply(Xt), np.column_stack([t.apply(Xt)
                                                                      for t in trees]))
+
+
+@given(st.integers(0, 10_000))
+def test_packed_records_store_every_tree_exactly(seed):
+    """PackedForest(store=True).tree(k) is tree k, array for array: depth-first and best-first
+    numbering, learned missing-value directions, class counts (whole weights), float values
+    (fractional weights, regression), a random subspace's own feature numbers."""
+    rng = np.random.default_rng(seed)
+    X, y = _classification(150, 6, seed % 40)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    case = seed % 4
+    w = rng.integers(0, 4, y.size).astype(float) if case != 1 else rng.uniform(0.1, 2, y.size)
+    kw = {"max_leaf_nodes": int(rng.integers(2, 30))} if case == 2 else {}
+    splitter = "hist" if seed % 3 == 0 else "best"
+    if case == 3:
+        trees = [tl.DecisionTreeRegressor(random_state=k, splitter=splitter).fit(X, y * 1.5, w)
+                 .tree_ for k in range(3)]
+    else:
+        trees = [tl.DecisionTreeClassifier(random_state=k, splitter=splitter, **kw)
+                 .fit(X, y, w).tree_ for k in range(3)]
+    cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 5 == 0 else None
+    packed = PackedForest(trees, cols, normalize=case != 3, store=True, crit=0)
+    assert packed.stored
+    assert (packed.counts is not None) == (case in (0, 2))
+    assert (packed.original is not None) == (case == 2 and any(
+        not np.array_equal(t.children_left[t.children_left >= 0],
+                           np.flatnonzero(t.children_left >= 0) + 1) for t in trees))
+    for k, t in enumerate(trees):
+        assert packed.tree(k, t.n_features, t.n_classes) == t
+
+
+def test_a_forest_holds_its_trees_once_in_the_records():
+    X, y = make_classification(3000, 10, random_state=0)
+    rf = tl.RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y)
+    assert isinstance(rf.estimators_, Members) and rf._packed.stored
+    assert rf._packed.nbytes <= 40 * rf._packed.node_count + 64 * 6  # two classes
+    first = rf[0]
+    assert rf[0] is first and rf.estimators_[-6] is first and len(rf[1:3]) == 2
+    with pytest.raises(IndexError):
+        rf.estimators_[6]
+    fresh = tl.DecisionTreeClassifier(max_features="sqrt", random_state=first.random_state,
+                                      selection="criterion")
+    from treelearn.ensemble._forest import bootstrap_counts
+    fresh.fit(X, y, bootstrap_counts(first.random_state, len(y), len(y), None))
+    assert first.tree_ == fresh.tree_
+    import pickle
+    back = pickle.loads(pickle.dumps(rf))
+    np.testing.assert_array_equal(back.predict_proba(X), rf.predict_proba(X))
+    assert back[2].tree_ == rf[2].tree_
+    # whatever rebuilds a member is the tree grown: exports, importances, apply
+    np.testing.assert_array_equal(rf.apply(X), np.column_stack([t.apply(X) for t in rf]))
+    assert tl.export_text(rf[3]) == tl.export_text(rf.estimators_[3])
 
 
 # -- bad input -------------------------------------------------------------------------------------

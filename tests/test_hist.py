@@ -40,6 +40,7 @@ from treelearn.engine.hist import (
     mask_order,
     move_rows,
     move_rows_parallel,
+    scan_hist_classes,
     scan_hist_two,
     subtract,
     summarize_hist,
@@ -246,18 +247,21 @@ def test_hist_summary_search_matches_naive(crit_name, n_classes, seed, n, weight
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 90), n_bins=st.integers(1, 140),
-       crit_name=st.sampled_from(["gini", "entropy", "squared_error"]), weighted=st.booleans(),
-       integral=st.booleans(), min_leaf=st.integers(1, 5), min_wleaf=st.sampled_from([0, 3.5]),
-       own_bins=st.booleans())
-def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, weighted,
-                                                   integral, min_leaf, min_wleaf, own_bins):
-    """scan_hist_two (two statistics, numeric, no missing value at the node) gives exactly what
-    summarize_hist + search_summary give: the same score (bit for bit), cut, next bin, missing
-    branch and number of cuts tried, over all bins or a node's own bins (from the bitmap of
+       crit_name=st.sampled_from(["gini", "entropy", "squared_error", "misclassification"]),
+       n_classes=st.sampled_from([2, 3, 5]), weighted=st.booleans(), integral=st.booleans(),
+       min_leaf=st.integers(1, 5), min_wleaf=st.sampled_from([0, 3.5]), own_bins=st.booleans())
+def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, n_classes,
+                                                   weighted, integral, min_leaf, min_wleaf,
+                                                   own_bins):
+    """scan_hist_two (two statistics, numeric, no missing value at the node) and
+    scan_hist_classes (any number of classes) give exactly what summarize_hist +
+    search_summary give: the same score (bit for bit), cut, next bin, missing branch and
+    number of cuts tried, over all bins or a node's own bins (from the bitmap of
     hist_feature_rows; the clean slot is clean again after clear_bins)."""
     rng = np.random.default_rng(seed)
     regression = crit_name == "squared_error"
-    B, y, w = _rows(rng, n, 1, n_bins, None if regression else 2, weighted)
+    two = regression or (n_classes == 2 and crit_name != "misclassification")
+    B, y, w = _rows(rng, n, 1, n_bins, None if regression else n_classes, weighted)
     if weighted and integral:
         w = np.round(w * 3)
         keep = w > 0
@@ -271,16 +275,21 @@ def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, w
     W = w if weighted else None
     hoff, fcol, fwide = _layout(1, n_bins + 1)
     nbins = np.array([n_bins], dtype=np.int64)
-    H = (3 if regression else 2) + int(weighted)
+    H = (3 if regression else n_classes) + int(weighted)
     hist = np.zeros((n_bins + 1, H))
     mask = np.zeros(3, dtype=np.uint64)
     hist_feature_rows(B, C, R, W, 0, n, hist, hoff, fcol, fwide, regression, 0, mask)
     order = np.zeros(n_bins + 2, dtype=np.int64)
     n_order = mask_order(mask, n_bins + 1, order) if own_bins else -1
     fast = np.zeros(levels.N_RES)
-    usable = scan_hist_two(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf,
-                           min_wleaf, order, n_order, fast)
-    ws, iw, stw = levels.workspace(n_bins + 2, 2)
+    S = 2 if regression else n_classes
+    if two:
+        usable = scan_hist_two(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf,
+                               min_wleaf, order, n_order, fast)
+    else:
+        usable = scan_hist_classes(hist, 0, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
+                                   order, n_order, levels.workspace(n_bins + 2, S)[2], fast)
+    ws, iw, stw = levels.workspace(n_bins + 2, S)
     u, mw, mn = summarize_hist(hist, 0, hoff, nbins, not regression, weighted, stw, ws, iw,
                                order, n_order)
     stats = stw[levels.SR_ENTRIES:levels.SR_ENTRIES + u].sum(axis=0)

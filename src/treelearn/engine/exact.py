@@ -542,16 +542,19 @@ def mark_branches(V, I, f, lo, hi, kind, thr, mb, fmap, bmap, counts, k):
 
 
 @noref
-def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip):
+def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip, only=-1):
     """Stable two-way partition of every list's range ``[lo, hi)`` by ``bmap[row] == 0``,
     except list ``skip`` (-1: none), which the caller knows is partitioned already: the split
     feature's own list under a threshold that sends its missing values (the tail) right.
+    ``only >= 0``: that list alone (children that will be leaves read only list 0).
 
     Branch-free: every entry is written both to the left cursor (in place, which never passes
     the read position) and to the right buffer, and only the matching cursor advances; the
     side of an entry is unpredictable, and a mispredicted branch costs more than the writes.
     """
-    for f in range(V.shape[0]):
+    f0 = 0 if only < 0 else only
+    f1 = V.shape[0] if only < 0 else only + 1
+    for f in range(f0, f1):
         if f == skip:
             continue
         a = lo

@@ -83,11 +83,13 @@ from .nodes import (
     P_CHUNK,
     P_COST_MODE,
     P_COST_WEIGHT,
+    P_MAX_DEPTH,
     P_MAX_FEATURES,
     P_MAX_LEAF_NODES,
     P_MIN_COUNT,
     P_MIN_IMPURITY_DECREASE,
     P_MIN_LEAF,
+    P_MIN_SPLIT,
     P_MIN_WEIGHT_LEAF,
     P_MODE,
     P_MULTIWAY,
@@ -357,8 +359,32 @@ NEED_ARENA = -1
 
 
 @noref
+def _leaf_children(counts, nstats, left, classification, depth, iparams):
+    """Whether both children of a two-way numeric split will be leaves whatever their rows'
+    order: too deep or too few rows (:func:`treelearn.engine.nodes.splittable`'s exact
+    tests), or, for classification, a single class with weight (its impurity is then exactly
+    zero). Conservative: a child that might split makes it False."""
+    if depth + 1 >= iparams[P_MAX_DEPTH]:
+        return True
+    for b in range(2):
+        n = counts[b]
+        if n < iparams[P_MIN_SPLIT] or n < 2 * iparams[P_MIN_LEAF]:
+            continue
+        if not classification:
+            return False
+        present = 0
+        for q in range(nstats.shape[0]):
+            x = left[q] if b == 0 else nstats[q] - left[q]
+            if x > 0.0:
+                present += 1
+        if present > 1:
+            return False
+    return True
+
+
+@noref
 def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams,
-               work, kid_lo, kid_hi, absolute):
+               work, kid_lo, kid_hi, absolute, depth, iparams):
     """Partition the node's entries by its best split (in ``work``); record the split in the
     table and the children's ranges in ``kid_lo``/``kid_hi``. Returns ``(k, arena_top)``:
     ``k == 0`` when the split is refused (its impurity decrease is too small; the node stays
@@ -400,7 +426,10 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
             # The split feature's list is in place when its missing values (the tail) go
             # right: left is the prefix of values at most the threshold.
             own = f if kind == KIND_NUMERIC and (nm == 0 or mb == 1) else -1
-            partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own)
+            # Children that will be leaves read list 0 only (their statistics).
+            only = 0 if kind == KIND_NUMERIC and absolute is None and _leaf_children(
+                counts, nstats, best_left, C is not None, depth, iparams) else -1
+            partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own, only)
         else:
             partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, kid_lo, tv_, ti_, tc_,
                             tr_, tw_)
@@ -485,15 +514,16 @@ def _widen(a, cap):
 
 @njit
 def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
-           kid_lo, kid_hi, absolute):
+           kid_lo, kid_hi, absolute, depth, iparams):
     """:func:`split_node`, growing the lists when a fractional split needs more room."""
     k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
-                              crit, fparams, work, kid_lo, kid_hi, absolute)
+                              crit, fparams, work, kid_lo, kid_hi, absolute, depth, iparams)
     if k == NEED_ARENA:
         V, I, C, R, W = data
         data = _grow_lists(V, I, C, R, W, gs[G_NEED])
         k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                  imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+                                  imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
+                                  iparams)
     return data, k, arena_top
 
 
@@ -543,11 +573,12 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
         if not found:
             continue
         k, arena_top2 = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
+                                   iparams)
         if k == NEED_ARENA:
             data, k, arena_top2 = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top,
                                          wn, imp, crit, fparams, work, kid_lo, kid_hi,
-                                         absolute)
+                                         absolute, depth, iparams)
         arena_top = arena_top2
         if k == 0:
             make_leaf(ti, tf, node)
@@ -617,7 +648,8 @@ def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs
                                         crit, iparams, fparams, work, absolute)
     if found:
         data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute)
+                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
+                                    iparams)
     gs[G_ARENA] = arena_top
     if k == 0:
         make_leaf(ti, tf, node)

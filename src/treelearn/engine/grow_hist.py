@@ -37,6 +37,7 @@ from .criteria import (
     ENTROPY,
     GAIN_RATIO,
     GINI,
+    MISCLASSIFICATION,
     SQUARED_ERROR,
     impurity_improvement,
     node_impurity,
@@ -67,6 +68,7 @@ from .hist import (
     move_rows,
     move_rows_parallel,
     rows_stats,
+    scan_hist_classes,
     scan_hist_two,
     shares_of,
     subtract,
@@ -364,6 +366,16 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
         usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
                                iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], order, n_order,
                                out)
+        if n_small:
+            clear_bins(hist, hoff[f], order, n_order)
+        if out[R_SCORE] > -np.inf:
+            out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
+        return usable
+    if (not is_cat[f] and not need_real and classification and mode != MISSING_C45
+            and (crit == GINI or crit == ENTROPY or crit == MISCLASSIFICATION)
+            and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
+        usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit, iparams[P_MIN_LEAF],
+                                   fparams[P_MIN_WEIGHT_LEAF], order, n_order, st, out)
         if n_small:
             clear_bins(hist, hoff[f], order, n_order)
         if out[R_SCORE] > -np.inf:

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from .config import noref, pjit, prange, tiny
-from .criteria import GINI, LN2, SQUARED_ERROR
+from .criteria import GINI, LN2, SQUARED_ERROR, split_proxy
 from .levels import (
     I_UCODE,
     I_UN,
@@ -49,7 +49,10 @@ from .levels import (
     R_SPLITINFO,
     R_TRIES,
     SR_ENTRIES,
+    SR_LEFT,
     SR_MISS,
+    SR_RIGHT,
+    SR_TOTAL,
     W_UW,
 )
 
@@ -426,6 +429,104 @@ def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf
             continue
         tries += 1
         sc = _proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
+        if sc > best:
+            best = sc
+            best_b = b
+            best_nl = nl
+            pending = True
+    out[R_TRIES] = tries
+    if best_b < 0:
+        return True
+    out[R_SCORE] = best
+    out[R_KIND] = KIND_NUMERIC
+    out[R_NB] = 2
+    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
+    out[R_LO] = best_b
+    out[R_HI] = best_next
+    return True
+
+
+@noref
+def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf, order,
+                      n_order, st, out):
+    """:func:`scan_hist_two` for any number of classes (gini, entropy, misclassification):
+    the running sums in the rows ``SR_LEFT``, ``SR_RIGHT`` and ``SR_TOTAL`` of the levels
+    workspace ``st``, scored by :func:`treelearn.engine.criteria.split_proxy` like the
+    summary search (tests compare them)."""
+    H = hist.shape[1]
+    S = st.shape[1]
+    base = hoff[f]
+    nb = nbins[f]
+    out[R_SCORE] = -np.inf
+    out[R_REAL] = -np.inf
+    out[R_GAIN] = -np.inf
+    out[R_TRIES] = 0.0
+    out[R_SPLITINFO] = 0.0
+    n_it = nb if n_order < 0 else n_order
+    for k in range(S):
+        st[SR_TOTAL, k] = 0.0
+        st[SR_LEFT, k] = 0.0
+    wtot = 0.0
+    ntot = 0
+    u = 0
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        r = base + b
+        wt = 0.0
+        for k in range(S):
+            wt += hist[r, k]
+        cnt = hist[r, H - 1] if weighted else wt
+        if cnt <= 0.0:
+            continue
+        for k in range(S):
+            st[SR_TOTAL, k] += hist[r, k]
+        wtot += wt
+        ntot += np.int64(cnt + 0.5)
+        u += 1
+    if u < 2:
+        return False
+    wl = 0.0
+    nl = 0
+    best = -np.inf
+    best_b = -1
+    best_next = -1
+    best_nl = 0
+    tries = 0
+    e = 0
+    pending = False
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        r = base + b
+        wt = 0.0
+        for k in range(S):
+            wt += hist[r, k]
+        cnt = hist[r, H - 1] if weighted else wt
+        if cnt <= 0.0:
+            continue
+        if pending:
+            best_next = b
+            pending = False
+        if e == u - 1:
+            break
+        e += 1
+        for k in range(S):
+            st[SR_LEFT, k] += hist[r, k]
+        wl += wt
+        nl += np.int64(cnt + 0.5)
+        wr = wtot - wl
+        nr = ntot - nl
+        if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+            continue
+        if wl <= 0.0 or wr <= 0.0:
+            continue
+        tries += 1
+        for k in range(S):
+            st[SR_RIGHT, k] = st[SR_TOTAL, k] - st[SR_LEFT, k]
+        sc = split_proxy(st[SR_LEFT], st[SR_RIGHT], wl, wr, crit, 0.0)
         if sc > best:
             best = sc
             best_b = b

@@ -64,13 +64,13 @@ from .._validation import (
     validate_params,
 )
 from ..engine.fit import fit_bytes, memory_alternatives
-from ._packed import PackedForest
+from ._packed import Members, PackedForest
 
 #: Parameters of a forest that are passed to each of its trees.
 TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
                "min_weight_fraction_leaf", "max_features", "max_leaf_nodes",
                "min_impurity_decrease", "ccp_alpha", "max_bins", "categorical_features",
-               "categorical_split", "missing")
+               "categorical_split", "missing", "selection")
 
 _ENSEMBLE_CONSTRAINTS = {
     "n_estimators": [Interval("int", 1, None)],
@@ -294,9 +294,20 @@ class _BaseEnsemble(BaseEstimator):
 
     # -- prediction ----------------------------------------------------------------------------
     def _pack(self) -> None:
+        """Pack the trees for prediction; where the packed records can also store them (binary
+        numeric trees), the members keep no tree of their own: :class:`Members` rebuilds one
+        when it is asked for."""
         feats = getattr(self, "estimators_features_", None)
-        self._packed = PackedForest([t.tree_ for t in self.estimators_], feats,
-                                    normalize=is_classifier(self))
+        members = list(self.estimators_)
+        template = self._template()
+        crit = template._criteria.get(template.criterion)
+        self._packed = PackedForest([t.tree_ for t in members], feats,
+                                    normalize=is_classifier(self), store=True, crit=crit)
+        # each tree's importances now: afterwards a tree is rebuilt only when asked for
+        self._tree_importances = [t.feature_importances_ if t.tree_.node_count > 1 else None
+                                  for t in members]
+        if self._packed.stored:
+            self.estimators_ = Members(self._packed, members)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
@@ -340,10 +351,9 @@ class _BaseEnsemble(BaseEstimator):
         p = self.n_features_in_
         imps = []
         feats = getattr(self, "estimators_features_", None)
-        for k, t in enumerate(self.estimators_):
-            if t.tree_.node_count <= 1:
+        for k, imp in enumerate(self._tree_importances):
+            if imp is None:
                 continue
-            imp = t.feature_importances_
             if feats is not None:
                 full = np.zeros(p)
                 full[feats[k]] = imp
@@ -611,6 +621,11 @@ _FOREST_DOC = """
     min_impurity_decrease, ccp_alpha, max_bins, categorical_features, categorical_split, missing
         As for :class:`{tree}`, for every tree (``min_samples_leaf`` counts distinct rows of
         the tree's sample, as in scikit-learn).
+    selection : {{"criterion", "auto", "test"}}, default="criterion"
+        How each tree picks the split feature: by the criterion, as Breiman's random forests
+        do (and scikit-learn's), or as :class:`{tree}`'s statistical test ("test"; "auto":
+        the test when a categorical feature has more than 20 levels), which removes the
+        preference for many-level columns at the price of a p-value per feature and node.
     max_features : int, float, {{"sqrt", "log2"}} or None, default={max_features!r}
         Features drawn at each split (scikit-learn's default for this kind of forest).
     bootstrap : bool, default={bootstrap}
@@ -680,7 +695,7 @@ _TREE_DEFAULTS = {
     "max_depth": None, "min_samples_split": 2, "min_samples_leaf": 1,
     "min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
     "ccp_alpha": 0.0, "max_bins": 255, "categorical_features": "auto",
-    "categorical_split": "binary", "missing": "learn",
+    "categorical_split": "binary", "missing": "learn", "selection": "criterion",
 }
 _RUN_DEFAULTS = {"n_jobs": None, "random_state": None, "warm_start": False,
                  "max_samples": None}

@@ -10,14 +10,25 @@ every row's sum is added in the order of ``estimators_``.
 Two layouts:
 
 * **Binary numeric trees** (forests on numeric data, with or without learned missing-value
-  directions) are renumbered so that the two children of a node are adjacent, and each node
-  is one 16-byte record ``(child, feature * 2 + nan_right, threshold, leaf_row)``. A step is
-  branch-free, ``node = child + (x > t or (x is NaN and nan_right))``, and a leaf's record
-  leads back to itself (threshold NaN), so four rows walk a tree in lockstep until all four
-  stand still (:func:`_walk4`). Measured on 200k rows x 20 fully grown trees, one thread:
-  a walk per row over separate arrays 0.66 s, four in lockstep 0.29 s, scikit-learn 0.47 s.
-  ``threshold`` is float32 rounded down from the tree's float64 threshold: for a float32
-  ``x``, ``x <= t32`` exactly when ``x <= t64``, so routing is unchanged.
+  directions) are renumbered breadth first so that the two children of a node are adjacent,
+  and each node is one 16-byte record ``(child, feature * 4 + seen * 2 + nan_right,
+  threshold, slot)``. A step is branch-free, ``node = child + (x > t or (x is NaN and
+  nan_right))``, and a leaf's record leads back to itself (threshold NaN), so four rows walk
+  a tree in lockstep until all four stand still (:func:`_walk4`). Measured on 200k rows x
+  20 fully grown trees, one thread: a walk per row over separate arrays 0.66 s, four in
+  lockstep 0.29 s, scikit-learn 0.47 s. ``threshold`` is float32 rounded down from the
+  tree's float64 threshold: for a float32 ``x``, ``x <= t32`` exactly when ``x <= t64``, so
+  routing is unchanged. ``slot`` is a leaf's row of ``leaf_value``, and ``-2 - r`` for the
+  ``r``-th split node (its float64 threshold).
+
+  The same records also *store* such trees (:meth:`PackedForest.tree` rebuilds any one,
+  array for array): besides them a node keeps only its row count and, for classifiers whose
+  class weights are whole numbers (a bootstrap of unweighted rows), its class counts as
+  uint32, from which value, weight and impurity are recomputed exactly (the pack checks it,
+  tree by tree; otherwise value, weight and impurity are kept as float64). A forest then
+  holds 40 bytes per node with two classes (scikit-learn: 80), not a full tree per member
+  (~130); the original node numbering is the trees' preorder (kept as an array only for
+  best-first trees).
 * **Any other trees** (categorical level tables, multiway nodes) keep the trees' own arrays
   end to end and route with the same inlined :func:`treelearn._tree._branch_of` as
   prediction, pruning and export.
@@ -29,11 +40,17 @@ leaf per row: when such a tree meets a NaN, the caller uses the general router o
 
 from __future__ import annotations
 
+import copy
+import operator
+import weakref
+from collections.abc import Sequence
+
 import numpy as np
 
 from .._interrupt import check as check_interrupt
-from .._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, _branch_of
+from .._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree, _branch_of
 from ..engine.config import X_DTYPE, get_num_threads, njit, pjit, prange, tiny
+from ..engine.criteria import node_impurity
 
 #: Row-tree walks per kernel call (about 0.1-0.3 s on one core for fully grown trees).
 WALKS_PER_CALL = 8_000_000
@@ -54,7 +71,7 @@ def _leaf_of(X, i, node, feature, threshold, branch_ptr, branch_child, cat_ptr, 
 def _step(X, i, node, rec_i, rec_f):
     """One level down in the binary layout (a leaf's record leads back to itself)."""
     fm = rec_i[node, 1]
-    x = X[i, fm >> 1]
+    x = X[i, fm >> 2]
     return rec_i[node, 0] + ((x > rec_f[node, 2]) | ((x != x) & (fm & 1)))
 
 
@@ -199,6 +216,47 @@ def binary_order(left, right, start, out_new):
     return order
 
 
+@njit
+def preorder_ids(rec_i, roots, total, out):
+    """``out[g]``: the preorder number (depth first, left first: the growers' and
+    scikit-learn's numbering of depth-first trees) of packed node ``g`` within its tree."""
+    stack = np.empty(64, dtype=np.int64)
+    for t in range(roots.shape[0]):
+        top = 0
+        stack[0] = roots[t]
+        k = 0
+        while top >= 0:
+            g = stack[top]
+            top -= 1
+            out[g] = k
+            k += 1
+            c = rec_i[g, 0]
+            if c != g:
+                if top + 3 > stack.shape[0]:
+                    grown = np.empty(2 * stack.shape[0], dtype=np.int64)
+                    grown[:top + 1] = stack[:top + 1]
+                    stack = grown
+                stack[top + 1] = c + 1
+                stack[top + 2] = c
+                top += 2
+    return out
+
+
+@njit
+def class_impurities(counts, crit, out):
+    """``out[i]``: the impurity of node ``i`` from its class counts, as the growers compute
+    it (:func:`treelearn.engine.criteria.node_impurity` of the weights and their sum)."""
+    K = counts.shape[1]
+    stats = np.empty(K)
+    for i in range(counts.shape[0]):
+        w = 0.0
+        for k in range(K):
+            stats[k] = np.float64(counts[i, k])
+            w += stats[k]
+        out[i] = node_impurity(stats, w, crit) if w > 0.0 else 0.0
+    return out
+
+
 def round_down_f32(t: np.ndarray) -> np.ndarray:
     """The largest float32 at or below each float64 ``t``: ``x <= t`` and ``x <= result`` agree
     for every float32 ``x``."""
@@ -217,17 +275,25 @@ class PackedForest:
     trees : list of Tree
         The fitted trees, all with the same value width.
     features : list of ndarray or None, optional
-        Per tree, the columns of X its feature ``j`` reads (``features[t][j]``), for trees
-        fitted on a subset of the columns (bagging's random subspaces). Default: the identity.
+        Per tree, the columns of X its feature ``j`` reads (``features[t][j]``, increasing),
+        for trees fitted on a subset of the columns (bagging's random subspaces). Default: the
+        identity.
     normalize : bool, default=False
         Divide each leaf's values by their sum (class fractions of classifiers).
     values : list of ndarray, optional
         Per tree, the values to add for each node (node_count, n_values), instead of the
         tree's ``value`` (AdaBoost's weighted votes).
+    store : bool, default=False
+        Also keep what rebuilds every tree exactly (:meth:`tree`), so that the caller can drop
+        the trees: possible for binary numeric trees (:attr:`stored` tells whether it was).
+    crit : int, optional
+        The trees' criterion code (:mod:`treelearn.engine.criteria`), for impurities
+        recomputed from class counts.
     """
 
     def __init__(self, trees: list[Tree], features: list[np.ndarray] | None = None,
-                 normalize: bool = False, values: list[np.ndarray] | None = None):
+                 normalize: bool = False, values: list[np.ndarray] | None = None,
+                 store: bool = False, crit: int | None = None):
         if not trees:
             raise ValueError("a packed forest needs at least one tree")
         counts = np.array([t.node_count for t in trees], dtype=np.int64)
@@ -245,10 +311,12 @@ class PackedForest:
                               for t in trees)
         self.binary = not self.fractional and all(t._numeric_binary for t in trees)
         self._normalize = normalize
+        self.stored = False
+        self._features = features
         feats = [self._global_features(t, None if features is None else features[k])
                  for k, t in enumerate(trees)]
         if self.binary:
-            self._pack_binary(trees, feats, starts)
+            self._pack_binary(trees, feats, starts, store, crit)
         else:
             self._pack_general(trees, feats, starts)
 
@@ -270,12 +338,13 @@ class PackedForest:
             f = np.where(f >= 0, np.asarray(cols)[np.maximum(f, 0)], f)
         return f
 
-    def _pack_binary(self, trees, feats, starts) -> None:
+    def _pack_binary(self, trees, feats, starts, store, crit) -> None:
         total = self.node_count
         rec = np.empty((total, 4), dtype=np.int32)
         rec_f = rec.view(np.float32)
-        original = np.empty(total, dtype=np.int32)
+        order_all = np.empty(total, dtype=np.int64)
         n_leaf = 0
+        n_inner = 0
         vals = []
         for k, t in enumerate(trees):
             new = np.empty(t.node_count, dtype=np.int64)
@@ -286,17 +355,128 @@ class PackedForest:
             n_here = int(leaf.sum())
             rec[ids, 0] = np.where(leaf, ids, new[np.maximum(left, 0)])
             nan_right = (t.missing_branch[order] == 1) & ~leaf
-            rec[ids, 1] = np.where(leaf, 0, np.maximum(feats[k][order], 0)) * 2 + nan_right
+            seen = t.missing_seen[order] & ~leaf
+            rec[ids, 1] = (np.where(leaf, 0, np.maximum(feats[k][order], 0)) * 4
+                           + seen * 2 + nan_right)
             rec_f[ids, 2] = np.where(leaf, np.float32(np.nan), round_down_f32(t.threshold[order]))
-            rows = np.full(ids.size, -1, dtype=np.int64)
-            rows[leaf] = n_leaf + np.arange(n_here)
-            rec[ids, 3] = rows
-            original[ids] = order
+            slot = np.empty(ids.size, dtype=np.int64)
+            slot[leaf] = n_leaf + np.arange(n_here)
+            slot[~leaf] = -2 - (n_inner + np.arange(ids.size - n_here))
+            rec[ids, 3] = slot
+            order_all[ids] = order
             vals.append(self._leaf_values(k, t, order[leaf]))
             n_leaf += n_here
+            n_inner += ids.size - n_here
         self.records = rec
-        self.original = original
         self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
+        self.original = None
+        self._drop_store()
+        if store:
+            self._store(trees, order_all, crit)
+        if not self.stored:
+            self.original = order_all.astype(np.int32)
+
+    # -- storing the trees in the records ------------------------------------------------------
+    def _preorder(self) -> np.ndarray:
+        return preorder_ids(self.records, self.roots, self.node_count,
+                            np.empty(self.node_count, dtype=np.int32))
+
+    def _store(self, trees, order_all, crit) -> None:
+        """Keep what :meth:`tree` needs besides the records, in the records' order, if every
+        tree then comes back exactly; else leave :attr:`stored` False."""
+        cat = np.concatenate
+        inner = self.records[:, 3] < 0
+        self.n_samples = cat([t.n_node_samples for t in trees]).astype(np.int32)
+        self.thresholds = cat([t.threshold for t in trees])
+        weights = cat([t.weighted_n_node_samples for t in trees])
+        value = cat([t.value[:, 0, :] for t in trees])
+        impurity = cat([t.impurity for t in trees])
+        seen_leaf = cat([t.missing_seen & (t.children_left == TREE_LEAF) for t in trees])
+        mb_leaf = cat([np.where(t.children_left == TREE_LEAF, t.missing_branch, TREE_UNDEFINED)
+                       for t in trees])
+        # trees' arrays in the records' order
+        idx = order_all + np.repeat(self.roots.astype(np.int64),
+                                    np.diff(np.append(self.roots, self.node_count)))
+        self.n_samples = self.n_samples[idx]
+        self.thresholds = np.ascontiguousarray(self.thresholds[idx][inner])
+        weights, value, impurity = weights[idx], value[idx], impurity[idx]
+        if seen_leaf.any() or np.any(mb_leaf != TREE_UNDEFINED):
+            self._drop_store()  # not a grower's tree: keep the trees
+            return
+        counts = np.rint(value * weights[:, None])
+        if self._normalize and self._values is None and crit is not None \
+                and bool(np.all(counts >= 0)) and bool(np.all(counts < 2.0**32)):
+            w = counts.sum(axis=1)
+            if np.array_equal(w, weights) and np.array_equal(counts / w[:, None], value):
+                self.counts = counts.astype(np.uint32)
+                recomputed = class_impurities(self.counts, crit, np.empty(value.shape[0]))
+                if not np.array_equal(recomputed, impurity):
+                    self.impurity = impurity
+        if self.counts is None:
+            self.node_value, self.weights, self.impurity = value, weights, impurity
+        self._crit = crit
+        self.stored = True
+        if not np.array_equal(self._preorder(), order_all):
+            self.original = order_all.astype(np.int32)  # best-first numbering
+        for k, t in enumerate(trees):
+            if self.tree(k, t.n_features, t.n_classes) != t:
+                self._drop_store()
+                return
+
+    def _drop_store(self) -> None:
+        self.stored = False
+        self.n_samples = self.thresholds = self.counts = None
+        self.node_value = self.weights = self.impurity = None
+        self._crit = None
+
+    def tree(self, k: int, n_features: int, n_classes) -> Tree:
+        """Tree ``k`` rebuilt from the records (:attr:`stored` must be True), with its node
+        numbering, features (its own columns) and every array as it was packed."""
+        a = int(self.roots[k])
+        b = int(self.roots[k + 1]) if k + 1 < self.n_trees else self.node_count
+        rec = self.records[a:b]
+        n = b - a
+        pre = (self.original[a:b] if self.original is not None
+               else preorder_ids(self.records, self.roots[k:k + 1], self.node_count,
+                                 np.empty(self.node_count, dtype=np.int32))[a:b])
+        pre = pre.astype(np.intp)
+        leaf = rec[:, 3] >= 0
+        child = rec[:, 0].astype(np.intp) - a
+        left = np.full(n, TREE_LEAF, dtype=np.intp)
+        right = np.full(n, TREE_LEAF, dtype=np.intp)
+        left[pre[~leaf]] = pre[child[~leaf]]
+        right[pre[~leaf]] = pre[child[~leaf] + 1]
+        fm = rec[:, 1].astype(np.intp)
+        feature = np.full(n, TREE_UNDEFINED, dtype=np.intp)
+        feature[pre[~leaf]] = fm[~leaf] >> 2
+        if self._features is not None:
+            feature[pre[~leaf]] = np.searchsorted(self._features[k], feature[pre[~leaf]])
+        threshold = np.full(n, float(TREE_UNDEFINED))
+        threshold[pre[~leaf]] = self.thresholds[-2 - rec[~leaf, 3]]
+        missing = np.full(n, TREE_UNDEFINED, dtype=np.intp)
+        missing[pre[~leaf]] = fm[~leaf] & 1
+        seen = np.zeros(n, dtype=np.bool_)
+        seen[pre[~leaf]] = (fm[~leaf] >> 1) & 1
+        n_samples = np.empty(n, dtype=np.intp)
+        n_samples[pre] = self.n_samples[a:b]
+        V = self.n_values
+        value = np.empty((n, 1, V))
+        weights = np.empty(n)
+        impurity = np.empty(n)
+        if self.counts is not None:
+            c = self.counts[a:b].astype(np.float64)
+            w = c.sum(axis=1)
+            weights[pre] = w
+            value[pre, 0, :] = c / w[:, None]
+            impurity[pre] = (self.impurity[a:b] if self.impurity is not None else
+                             class_impurities(self.counts[a:b], self._crit, np.empty(n)))
+        else:
+            weights[pre] = self.weights[a:b]
+            value[pre, 0, :] = self.node_value[a:b]
+            impurity[pre] = self.impurity[a:b]
+        return Tree(n_features, n_classes, left, right, feature, threshold, impurity,
+                    n_samples, weights, value, missing_branch=missing, missing_seen=seen,
+                    _trusted=True)
 
     def _pack_general(self, trees, feats, starts) -> None:
         bptr, bchild, cptr, cbranch, leaf_rows, vals = [], [], [], [], [], []
@@ -325,7 +505,8 @@ class PackedForest:
         self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
 
     def _arrays(self) -> list[np.ndarray]:
-        names = (("roots", "records", "original", "leaf_value") if self.binary else
+        names = (("roots", "records", "original", "leaf_value", "n_samples", "thresholds",
+                  "counts", "node_value", "weights", "impurity") if self.binary else
                  ("roots", "feature", "threshold", "missing_branch", "branch_ptr",
                   "branch_child", "cat_ptr", "cat_branch", "leaf_row", "leaf_value"))
         return [getattr(self, k) for k in names]
@@ -333,7 +514,7 @@ class PackedForest:
     @property
     def nbytes(self) -> int:
         """Bytes held by the packed arrays."""
-        return int(sum(a.nbytes for a in self._arrays()))
+        return int(sum(a.nbytes for a in self._arrays() if a is not None))
 
     def _step(self) -> int:
         """Rows per kernel call: about :data:`WALKS_PER_CALL` row-tree walks, so a Ctrl-C is
@@ -377,13 +558,67 @@ class PackedForest:
         out = np.empty((X.shape[0], self.n_trees), dtype=np.intp)
         parts = get_num_threads()
         step = self._step()
+        original = None
+        if self.binary:
+            original = self.original if self.original is not None else self._preorder()
         for a in range(0, X.shape[0], step):
             b = min(X.shape[0], a + step)
             if self.binary:
                 forest_apply_binary(X[a:b], self.roots, self.records,
-                                    self.records.view(np.float32), self.original, parts,
-                                    out[a:b])
+                                    self.records.view(np.float32), original, parts, out[a:b])
             else:
                 forest_apply(X[a:b], *self._general(), parts, out[a:b])
             check_interrupt()
         return out
+
+
+class Members(Sequence):
+    """An ensemble's fitted trees, rebuilt from its packed records when asked for.
+
+    Each member is the fitted estimator it was (parameters, ``random_state``, fitted
+    attributes) without its own ``tree_``: indexing gives a shallow copy with the tree
+    rebuilt (:meth:`PackedForest.tree`), the same object while anything holds it. A fully
+    grown forest thus holds its node arrays once, compactly, instead of a full tree per
+    member; reading one member costs rebuilding its arrays (milliseconds for 70k nodes)."""
+
+    def __init__(self, packed: PackedForest, estimators: list):
+        self._packed = packed
+        self._dims = [(e.tree_.n_features, e.tree_.n_classes) for e in estimators]
+        self._shells = []
+        for e in estimators:
+            shell = copy.copy(e)
+            del shell.tree_
+            self._shells.append(shell)
+        # the given estimators stay the members while anything else holds them (warm start)
+        self._cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary(
+            enumerate(estimators))
+
+    def __len__(self) -> int:
+        return len(self._shells)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        k = operator.index(i)
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"member {i} of {len(self)}")
+        est = self._cache.get(k)
+        if est is None:
+            est = copy.copy(self._shells[k])
+            est.tree_ = self._packed.tree(k, *self._dims[k])
+            self._cache[k] = est
+        return est
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_cache")
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._cache = weakref.WeakValueDictionary()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} trees stored in packed records>"
