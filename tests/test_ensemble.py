@@ -221,11 +221,31 @@ def test_subset_sorted_is_the_presort_of_the_rows(seed, share):
     n, p = int(rng.integers(1, 60)), int(rng.integers(1, 4))
     X = rng.integers(0, 5, size=(n, p)).astype(np.float32)  # many ties
     X[rng.random(X.shape) < 0.1] = np.nan
-    keep = rng.random(n) < share
+    keep = rng.random(n) < share if share < 1.0 else np.ones(n, bool)  # all: a copy
     sval, sidx = subset_sorted(*presort(X), keep)
     rval, ridx = presort(X[keep])
     np.testing.assert_array_equal(sidx, ridx)
     np.testing.assert_array_equal(sval, rval)
+
+
+@given(st.integers(0, 10_000), st.booleans())
+def test_lists_in_sorted_order_on_all_threads(seed, codes):
+    """in_sorted_order's threaded kernels (large lists) give NumPy's gather."""
+    from treelearn.engine import columns
+
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+    sidx = np.argsort(rng.random((p, n)), axis=1).astype(np.int32)
+    values = rng.integers(0, 7, n) if codes else rng.normal(size=n)
+    old = columns.PARALLEL_GATHER
+    try:
+        columns.PARALLEL_GATHER = 0
+        got = columns.in_sorted_order(sidx, values)
+    finally:
+        columns.PARALLEL_GATHER = old
+    assert got.dtype == (np.int32 if codes else np.float64)
+    np.testing.assert_array_equal(got, values[sidx])
+    np.testing.assert_array_equal(columns.in_sorted_order(sidx, values, parallel=False), got)
 
 
 @given(st.floats(allow_nan=False, width=32), st.floats(allow_nan=False, allow_infinity=False))

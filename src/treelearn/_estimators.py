@@ -264,7 +264,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
                            has_missing, shared.parallel)
     elif shared is not None:
         tree = grow_presorted(subset_sorted(*shared.sorted_, keep), est.is_categorical_,
-                              n_levels, ycls, yreg, w, prm)
+                              n_levels, ycls, yreg, w, prm, shared.parallel)
     elif binner is not None:
         tree = grow_hist(X, binner, est.is_categorical_, n_levels, ycls, yreg, w, prm)
     else:

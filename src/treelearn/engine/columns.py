@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._interrupt import check as check_interrupt
-from .config import X_DTYPE, njit
+from .config import X_DTYPE, njit, pjit, prange
 
 try:  # optional: vectorised missing-value tests and level lookups for tables
     import pandas as _pd
@@ -93,14 +93,52 @@ def subset_sorted(sval: np.ndarray, sidx: np.ndarray,
     with the kept rows renumbered ``0, 1, ...`` in their order: exactly :func:`presort` of
     ``X[keep]`` (ties stay in increasing row order), in O(rows x features) instead of a sort.
     """
+    m = int(np.count_nonzero(keep))
+    if m == keep.shape[0]:
+        return sval.copy(), sidx.copy()  # every row (AdaBoost's rounds): a plain copy
     rid = np.cumsum(keep, dtype=np.int32) - 1
     rid[~keep] = -1
-    m = int(np.count_nonzero(keep))
     F = sval.shape[0]
     out_val = np.empty((F, m), dtype=np.float32)
     out_idx = np.empty((F, m), dtype=np.int32)
     _subset_sorted(sval, sidx, rid, out_val, out_idx)
     return out_val, out_idx
+
+
+#: Entries (rows x features) from which :func:`in_sorted_order` gathers on all threads.
+PARALLEL_GATHER = 2_000_000
+
+
+@pjit
+def _gather_codes(sidx, codes, out):
+    for f in prange(sidx.shape[0]):
+        for i in range(sidx.shape[1]):
+            out[f, i] = codes[sidx[f, i]]
+
+
+@pjit
+def _gather_floats(sidx, values, out):
+    for f in prange(sidx.shape[0]):
+        for i in range(sidx.shape[1]):
+            out[f, i] = values[sidx[f, i]]
+
+
+def in_sorted_order(sidx: np.ndarray, values: np.ndarray, parallel: bool = True) -> np.ndarray:
+    """``values[sidx]`` (class codes as int32, else float64), each feature's list on its own
+    thread: a forest or boosting round lays its targets and weights out in every feature's
+    order, 28 gathers of a million rows for 1M x 28. Small lists are gathered by NumPy (no
+    thread start, and the threaded kernels compile only in fits that use them), and so are
+    the lists of trees grown side by side (``parallel=False``)."""
+    if sidx.size < PARALLEL_GATHER or not parallel:
+        return values[sidx].astype(np.int32 if values.dtype.kind in "iub" else np.float64,
+                                   copy=False)
+    if values.dtype.kind in "iub":
+        out = np.empty(sidx.shape, dtype=np.int32)
+        _gather_codes(sidx, np.ascontiguousarray(values, dtype=np.int32), out)
+    else:
+        out = np.empty(sidx.shape, dtype=np.float64)
+        _gather_floats(sidx, np.ascontiguousarray(values, dtype=np.float64), out)
+    return out
 
 
 def prepare_exact(X, ycls: np.ndarray, yreg: np.ndarray,

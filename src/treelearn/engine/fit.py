@@ -28,7 +28,7 @@ import numpy as np
 from .._interrupt import check as check_interrupt
 from .._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 from .abserr import scratch as abs_scratch
-from .columns import presort
+from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
@@ -229,11 +229,11 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
 
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
                    n_levels: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray,
-                   prm: GrowParams) -> Tree:
+                   prm: GrowParams, parallel: bool = True) -> Tree:
     """:func:`grow_exact` from the presorted lists ``(sval, sidx)`` of the rows (from
     :func:`~treelearn.engine.columns.presort`, or
     :func:`~treelearn.engine.columns.subset_sorted` of a shared presort: a forest sorts
-    once)."""
+    once); ``parallel=False``: trees grown side by side, one thread each."""
     sval, sidx = sorted_
     p, n = sval.shape
     crit = prm.crit
@@ -241,10 +241,10 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
     fractional = prm.missing == 1 and bool(np.isnan(sval[:, -1]).any())
-    C = None if is_reg else ycls[sidx].astype(np.int32)
-    R = yreg[sidx] if is_reg else None
+    C = None if is_reg else in_sorted_order(sidx, ycls, parallel)
+    R = in_sorted_order(sidx, yreg, parallel) if is_reg else None
     weighted = fractional or not bool(np.all(w == 1.0))
-    W = w[sidx] if weighted else None
+    W = in_sorted_order(sidx, w, parallel) if weighted else None
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
