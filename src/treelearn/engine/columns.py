@@ -101,12 +101,19 @@ def subset_sorted(sval: np.ndarray, sidx: np.ndarray,
     F = sval.shape[0]
     out_val = np.empty((F, m), dtype=np.float32)
     out_idx = np.empty((F, m), dtype=np.int32)
-    _subset_sorted(sval, sidx, rid, out_val, out_idx)
+    step = max(1, CHUNK_ENTRIES // max(keep.shape[0], 1))
+    for f in range(0, F, step):  # a Ctrl-C is taken between blocks of features
+        g = min(F, f + step)
+        _subset_sorted(sval[f:g], sidx[f:g], rid, out_val[f:g], out_idx[f:g])
+        check_interrupt()
     return out_val, out_idx
 
 
 #: Entries (rows x features) from which :func:`in_sorted_order` gathers on all threads.
 PARALLEL_GATHER = 2_000_000
+#: Entries per uninterrupted step of :func:`subset_sorted` and :func:`in_sorted_order` on one
+#: thread (a tree of a forest takes its rows' lists out of the shared ones; ~30 ms).
+CHUNK_ENTRIES = 4_000_000
 
 
 @pjit
@@ -130,8 +137,12 @@ def in_sorted_order(sidx: np.ndarray, values: np.ndarray, parallel: bool = True)
     thread start, and the threaded kernels compile only in fits that use them), and so are
     the lists of trees grown side by side (``parallel=False``)."""
     if sidx.size < PARALLEL_GATHER or not parallel:
-        return values[sidx].astype(np.int32 if values.dtype.kind in "iub" else np.float64,
-                                   copy=False)
+        out = np.empty(sidx.shape, dtype=np.int32 if values.dtype.kind in "iub" else np.float64)
+        step = max(1, CHUNK_ENTRIES // max(sidx.shape[1], 1))
+        for f in range(0, sidx.shape[0], step):  # a Ctrl-C is taken between blocks
+            out[f:f + step] = values[sidx[f:f + step]]
+            check_interrupt()
+        return out
     if values.dtype.kind in "iub":
         out = np.empty(sidx.shape, dtype=np.int32)
         _gather_codes(sidx, np.ascontiguousarray(values, dtype=np.int32), out)
