@@ -209,7 +209,7 @@ def route(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch, 
                 for v in range(V):
                     facc[top, v] = 0.0
                 top += 1
-                wt = wt * _branch_ratio(node, 0, branch_ptr, branch_child, wnode)
+                wt = wt * _branch_ratio(node, np.int64(0), branch_ptr, branch_child, wnode)
                 node = branch_child[b0]
             if wt > best:
                 best = wt

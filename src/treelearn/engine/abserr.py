@@ -296,7 +296,7 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
                 _gather(ys, ws, seq, a, b, gy, gw)
                 med[e] = weighted_median(gy, gw, b - a, fs, js)
             else:
-                _gather(ys, ws, miss, 0, nm, gy, gw)
+                _gather(ys, ws, miss, np.int64(0), nm, gy, gw)
                 med[e] = weighted_median(gy, gw, nm, fs, js)
         stable_order(med, E, order, js[J_TMP])
     else:
@@ -483,7 +483,7 @@ def _multiway_abs(ucode, u, seq, starts, miss, nm, ys, ws, learn_missing, imp_co
         if big < 2:
             continue
         if c45:
-            _gather(ys, ws, seq, 0, starts[k], gy, gw)
+            _gather(ys, ws, seq, np.int64(0), starts[k], gy, gw)
             kimp = abs_cost(gy, gw, starts[k], fs) / wknown
             sc = (wknown / (wknown + mw)) * (kimp - total / wknown)
         else:

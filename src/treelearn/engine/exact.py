@@ -37,6 +37,7 @@ from .criteria import (
     LN2,
     MISCLASSIFICATION,
     SQUARED_ERROR,
+    proxy_two,
     split_proxy,
 )
 from .levels import (
@@ -261,29 +262,7 @@ def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, b
             wr = wtot - wl
             if wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0:
                 tries += 1
-                r0 = t0 - l0
-                r1 = t1 - l1
-                if crit == SQUARED_ERROR:
-                    sc = l0 * l0 / wl + r0 * r0 / wr
-                elif crit == GINI:
-                    sc = -wr * (1.0 - (r0 * r0 + r1 * r1) / (wr * wr)) \
-                        - wl * (1.0 - (l0 * l0 + l1 * l1) / (wl * wl))
-                else:
-                    hl = 0.0
-                    hr = 0.0
-                    if l0 > 0.0:
-                        p = l0 / wl
-                        hl -= p * (math.log(p) / LN2)
-                    if l1 > 0.0:
-                        p = l1 / wl
-                        hl -= p * (math.log(p) / LN2)
-                    if r0 > 0.0:
-                        p = r0 / wr
-                        hr -= p * (math.log(p) / LN2)
-                    if r1 > 0.0:
-                        p = r1 / wr
-                        hr -= p * (math.log(p) / LN2)
-                    sc = -wr * hr - wl * hl
+                sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
                 if sc > best:
                     best = sc
                     thr = np.float64(prev) / 2.0 + np.float64(v) / 2.0

@@ -63,6 +63,7 @@ from .levels import (
 )
 from .nodes import (
     G_ARENA,
+    G_BUDGET,
     G_CATS,
     G_DONE,
     G_HEAP,
@@ -70,6 +71,12 @@ from .nodes import (
     G_LEAVES,
     G_NEED,
     G_NODES,
+    G_PARENA,
+    G_PDEPTH,
+    G_PHI,
+    G_PLO,
+    G_PNODE,
+    G_PTOTAL,
     G_TOP,
     N_DEPTH,
     N_FEATURE,
@@ -98,13 +105,10 @@ from .nodes import (
     P_SELECTION,
     P_SMOOTH,
     P_TOTAL_WEIGHT,
-    S_ARENA,
-    S_BRANCH,
-    S_DEPTH,
-    S_HI,
-    S_LO,
-    S_NCONST,
-    S_PARENT,
+    RUN_ARENA,
+    RUN_BUDGET,
+    RUN_DONE,
+    RUN_ROOM,
     T_IMPROVEMENT,
     T_IMPURITY,
     T_THRESHOLD,
@@ -113,8 +117,11 @@ from .nodes import (
     grow_vector,
     heap_pop,
     heap_push,
+    lacks_room,
     make_leaf,
     new_node,
+    pend_node,
+    pop_node,
     push,
     splittable,
     store_cats,
@@ -329,7 +336,7 @@ def open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
     V, I, C, R, W = data
     wn = range_stats(nstats.reshape(1, -1), np.int64(0), C, R, W, np.int64(0), lo, hi)
     if absolute is not None:
-        imp, med = abs_node(R, W, 0, lo, hi, wn, afs, ajs)
+        imp, med = abs_node(R, W, np.int64(0), lo, hi, wn, afs, ajs)
         tv[node, 0] = med
     else:
         imp = node_impurity(nstats, wn, crit)
@@ -349,7 +356,7 @@ def _child_impurity(data, lo, hi, crit, scratch, absolute, afs, ajs):
     V, I, C, R, W = data
     wc = range_stats(scratch.reshape(1, -1), np.int64(0), C, R, W, np.int64(0), lo, hi)
     if absolute is not None:
-        imp, _ = abs_node(R, W, 0, lo, hi, wc, afs, ajs)
+        imp, _ = abs_node(R, W, np.int64(0), lo, hi, wc, afs, ajs)
         return wc, imp
     return wc, node_impurity(scratch, wc, crit)
 
@@ -542,31 +549,47 @@ def _room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
 
 
 @njit
-def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
-                     fparams, work, kid_lo, kid_hi, absolute):
-    """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
-    is done. Returns the arrays that may have been reallocated."""
-    budget = iparams[P_CHUNK]
+def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
+    """The node table, level-map store and stack with room for one more node and its
+    ``kmax`` children (see :func:`treelearn.engine.nodes.lacks_room`)."""
+    if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, np.int64(1), codes_max)
+    if gs[G_TOP] + kmax > stack.shape[0]:
+        stack = grow_rows(stack, gs[G_TOP] + kmax)
+    return ti, tf, tv, cats, stack
+
+
+@noref
+def _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, kid_lo,
+                   kid_hi, work, n_codes, lut):
+    """After a node's split into ``k`` branches (0: a leaf): its level map stored and its
+    children pushed (first branch on top)."""
+    if k == 0:
+        make_leaf(ti, tf, node)
+        return
+    if ti[node, N_KIND] != KIND_NUMERIC:
+        store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, N_FEATURE]], lut)
+    for b in range(k - 1, -1, -1):
+        push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top, np.int64(-1))
+
+
+@noref
+def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
+                     fparams, work, kid_lo, kid_hi, absolute, lut):
+    """The depth-first node loop compiled without reference counting (see
+    :func:`treelearn.engine.grow_hist._run_depth_first`): returns a ``RUN_*`` code when the
+    chunk's work is done, the stack is empty, or its caller must grow the tables
+    (``RUN_ROOM``) or the lists for a fractional split (``RUN_ARENA``, node in ``G_P*``)."""
     n_codes = cfg[1]
+    p = n_codes.shape[0]
     kmax = kid_lo.shape[0]
     codes_max = work[5].shape[0]
-    lut = np.zeros(0, dtype=np.int64)
-    while gs[G_TOP] > 0 and budget > 0:
-        # The checks inline: a call returning arrays costs reference counting on every node.
-        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
-            ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
-        if gs[G_TOP] + kmax > stack.shape[0]:
-            stack = grow_rows(stack, gs[G_TOP] + kmax)
-        top = gs[G_TOP] - 1
-        gs[G_TOP] = top
-        lo = stack[top, S_LO]
-        hi = stack[top, S_HI]
-        depth = stack[top, S_DEPTH]
-        nconst = stack[top, S_NCONST]
-        arena_top = stack[top, S_ARENA]
-        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
-                        nconst)
-        budget -= (hi - lo) * n_codes.shape[0] + 64
+    while gs[G_TOP] > 0:
+        if gs[G_BUDGET] <= 0:
+            return RUN_BUDGET
+        if lacks_room(ti, cats, stack, gs, codes_max, kmax):
+            return RUN_ROOM
+        node, lo, hi, depth, nconst, arena_top, _ = pop_node(ti, tf, gs, stack, p)
         found, n_total, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi,
                                                   depth, nconst, crit, iparams, fparams, work,
                                                   absolute)
@@ -576,17 +599,41 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
                                    iparams)
         if k == NEED_ARENA:
-            data, k, arena_top2 = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top,
-                                         wn, imp, crit, fparams, work, kid_lo, kid_hi,
-                                         absolute, depth, iparams)
-        arena_top = arena_top2
-        if k == 0:
-            make_leaf(ti, tf, node)
+            pend_node(gs, node, lo, hi, depth, arena_top, np.int64(-1), n_total)
+            return RUN_ARENA
+        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top2, kid_lo,
+                       kid_hi, work, n_codes, lut)
+    return RUN_DONE
+
+
+@njit
+def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
+                     fparams, work, kid_lo, kid_hi, absolute):
+    """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
+    is done: :func:`_run_depth_first` and what it hands back. Returns the arrays that may
+    have been reallocated."""
+    gs[G_BUDGET] = iparams[P_CHUNK]
+    n_codes = cfg[1]
+    kmax = kid_lo.shape[0]
+    codes_max = work[5].shape[0]
+    lut = np.zeros(0, dtype=np.int64)
+    while True:
+        status = _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit,
+                                  iparams, fparams, work, kid_lo, kid_hi, absolute, lut)
+        if status == RUN_DONE or status == RUN_BUDGET:
+            break
+        if status == RUN_ROOM:
+            ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
+                                                       kmax)
             continue
-        if ti[node, N_KIND] != KIND_NUMERIC:
-            store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, N_FEATURE]], lut)
-        for b in range(k - 1, -1, -1):
-            push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top, -1)
+        node = gs[G_PNODE]
+        depth = gs[G_PDEPTH]
+        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, gs[G_PLO], gs[G_PHI],
+                                    gs[G_PARENA], tf[node, T_WEIGHT], tf[node, T_IMPURITY],
+                                    crit, fparams, work, kid_lo, kid_hi, absolute, depth,
+                                    iparams)
+        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, gs[G_PTOTAL], arena_top,
+                       kid_lo, kid_hi, work, n_codes, lut)
     if gs[G_TOP] == 0:
         gs[G_DONE] = 1
     return data, ti, tf, tv, cats, stack
@@ -604,11 +651,12 @@ def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs,
     kmax = kid_lo.shape[0]
     codes_max = work[5].shape[0]
     if gs[G_NODES] == 0:
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, 1, codes_max)
-        node = new_node(ti, tf, gs, -1, 0, 0, 0, gs[G_ARENA], 0)
+        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
+        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, z + 1, codes_max)
+        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[G_ARENA], z)
         data, cats, kids, heap = _open_best_first(
-            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, 0, gs[G_ARENA],
-            0, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
+            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, z, gs[G_ARENA], z,
+            crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
         gs[G_LEAVES] = 1
     while gs[G_HEAP] > 0 and budget > 0:
         node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
@@ -627,7 +675,7 @@ def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs,
             lo = kids[off + b, 0]
             hi = kids[off + b, 1]
             budget -= (hi - lo) * cfg[1].shape[0] + 64
-            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, 0)
+            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, np.int64(0))
             data, cats, kids, heap = _open_best_first(
                 data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, child, lo, hi,
                 depth + 1, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)

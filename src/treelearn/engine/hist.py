@@ -28,12 +28,10 @@ searches: bins present, in increasing order, and the missing bin apart.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .config import noref, pjit, prange, tiny
-from .criteria import GINI, LN2, SQUARED_ERROR, split_proxy
+from .criteria import proxy_two, split_proxy
 from .levels import (
     I_UCODE,
     I_UN,
@@ -73,7 +71,8 @@ def row_bin(B, i, col, wide):
 def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
     """Add (``sign`` +1) or remove (-1) rows ``[lo, hi)`` to ``hist`` (see module doc);
     ``sq``: regression histograms have the column of squared targets."""
-    hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, 0, hoff.shape[0] - 1)
+    hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, np.int64(0),
+                   hoff.shape[0] - 1)
 
 
 @noref
@@ -204,7 +203,7 @@ def zero(hist):
 def clear_rows(B, lo, hi, hist, hoff, fcol, fwide):
     """Zero the cells of ``hist`` that rows ``[lo, hi)`` touch (undoing :func:`hist_rows` on
     a histogram that was zero: a small node's cost stays proportional to its rows)."""
-    clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, 0, hoff.shape[0] - 1)
+    clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, np.int64(0), hoff.shape[0] - 1)
 
 
 @noref
@@ -328,28 +327,28 @@ def _bin_two(hist, r, classification, weighted, H):
 
 
 @tiny
-def _proxy_two(l0, l1, wl, r0, r1, wr, crit):
-    """:func:`treelearn.engine.criteria.split_proxy` of two statistics, written out."""
-    if crit == SQUARED_ERROR:
-        return l0 * l0 / wl + r0 * r0 / wr
-    if crit == GINI:
-        return -wr * (1.0 - (r0 * r0 + r1 * r1) / (wr * wr)) \
-            - wl * (1.0 - (l0 * l0 + l1 * l1) / (wl * wl))
-    hl = 0.0
-    hr = 0.0
-    if l0 > 0.0:
-        p = l0 / wl
-        hl -= p * (math.log(p) / LN2)
-    if l1 > 0.0:
-        p = l1 / wl
-        hl -= p * (math.log(p) / LN2)
-    if r0 > 0.0:
-        p = r0 / wr
-        hr -= p * (math.log(p) / LN2)
-    if r1 > 0.0:
-        p = r1 / wr
-        hr -= p * (math.log(p) / LN2)
-    return -wr * hr - wl * hl
+def _no_cut(out):
+    """Reset the result slots a search fills (no cut yet)."""
+    out[R_SCORE] = -np.inf
+    out[R_REAL] = -np.inf
+    out[R_GAIN] = -np.inf
+    out[R_TRIES] = 0.0
+    out[R_SPLITINFO] = 0.0
+
+
+@tiny
+def _cut(out, tries, best, best_b, best_next, best_nl, ntot):
+    """Write the best cut (after bin ``best_b``; ``best_next`` the next bin with rows) as the
+    summary search writes it; the missing branch is the side with more rows."""
+    out[R_TRIES] = tries
+    if best_b < 0:
+        return
+    out[R_SCORE] = best
+    out[R_KIND] = KIND_NUMERIC
+    out[R_NB] = 2
+    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
+    out[R_LO] = best_b
+    out[R_HI] = best_next
 
 
 @noref
@@ -367,11 +366,7 @@ def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf
     H = hist.shape[1]
     base = hoff[f]
     nb = nbins[f]
-    out[R_SCORE] = -np.inf
-    out[R_REAL] = -np.inf
-    out[R_GAIN] = -np.inf
-    out[R_TRIES] = 0.0
-    out[R_SPLITINFO] = 0.0
+    _no_cut(out)
     n_it = nb if n_order < 0 else n_order
     # totals over the present bins, in order (the summary's total row)
     t0 = 0.0
@@ -428,21 +423,13 @@ def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf
         if wl <= 0.0 or wr <= 0.0:
             continue
         tries += 1
-        sc = _proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
+        sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
         if sc > best:
             best = sc
             best_b = b
             best_nl = nl
             pending = True
-    out[R_TRIES] = tries
-    if best_b < 0:
-        return True
-    out[R_SCORE] = best
-    out[R_KIND] = KIND_NUMERIC
-    out[R_NB] = 2
-    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
-    out[R_LO] = best_b
-    out[R_HI] = best_next
+    _cut(out, tries, best, best_b, best_next, best_nl, ntot)
     return True
 
 
@@ -457,11 +444,7 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
     S = st.shape[1]
     base = hoff[f]
     nb = nbins[f]
-    out[R_SCORE] = -np.inf
-    out[R_REAL] = -np.inf
-    out[R_GAIN] = -np.inf
-    out[R_TRIES] = 0.0
-    out[R_SPLITINFO] = 0.0
+    _no_cut(out)
     n_it = nb if n_order < 0 else n_order
     for k in range(S):
         st[SR_TOTAL, k] = 0.0
@@ -532,15 +515,7 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
             best_b = b
             best_nl = nl
             pending = True
-    out[R_TRIES] = tries
-    if best_b < 0:
-        return True
-    out[R_SCORE] = best
-    out[R_KIND] = KIND_NUMERIC
-    out[R_NB] = 2
-    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
-    out[R_LO] = best_b
-    out[R_HI] = best_next
+    _cut(out, tries, best, best_b, best_next, best_nl, ntot)
     return True
 
 

@@ -164,6 +164,42 @@ def push(stack, gs, lo, hi, depth, parent, branch, nconst, arena, slot):
 
 
 @noref
+def lacks_room(ti, cats, stack, gs, codes_max, kmax):
+    """Whether the node table, the level-map store or the depth-first stack must grow before
+    the next node (one node, one level map of ``codes_max`` codes, ``kmax`` children)."""
+    return (gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]
+            or gs[G_TOP] + kmax > stack.shape[0])
+
+
+@noref
+def pop_node(ti, tf, gs, stack, p):
+    """Take the top of the depth-first stack as a new node; returns ``(node, lo, hi, depth,
+    nconst, arena_top, slot)`` and charges its work (rows x ``p`` features) to the chunk."""
+    top = gs[G_TOP] - 1
+    gs[G_TOP] = top
+    lo = stack[top, S_LO]
+    hi = stack[top, S_HI]
+    depth = stack[top, S_DEPTH]
+    nconst = stack[top, S_NCONST]
+    node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
+                    nconst)
+    gs[G_BUDGET] -= (hi - lo) * p + 64
+    return node, lo, hi, depth, nconst, stack[top, S_ARENA], stack[top, S_SLOT]
+
+
+@noref
+def pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total):
+    """Leave a half-done node for the caller of a depth-first runner (``G_P*``)."""
+    gs[G_PNODE] = node
+    gs[G_PLO] = lo
+    gs[G_PHI] = hi
+    gs[G_PDEPTH] = depth
+    gs[G_PARENA] = arena_top
+    gs[G_PSLOT] = slot
+    gs[G_PTOTAL] = n_total
+
+
+@noref
 def store_cats(cats, gs, ti, node, fmap, n_codes, lut):
     """Keep a categorical node's level -> branch map (``cats`` must have room); ``lut`` maps
     level codes to the codes ``fmap`` is indexed by (identity when empty)."""
@@ -194,7 +230,7 @@ def _sift_up(heap, hole, top, node, key):
 def heap_push(heap, size, key, node):
     """``push_back`` + ``std::push_heap`` on a max-heap of node ids ordered by ``key[node]``."""
     heap[size] = node
-    _sift_up(heap, size, 0, node, key)
+    _sift_up(heap, size, np.int64(0), node, key)
     return size + 1
 
 
@@ -219,5 +255,5 @@ def heap_pop(heap, size, key):
         heap[hole] = heap[child - 1]
         hole = child - 1
     if n > 0:
-        _sift_up(heap, hole, 0, value, key)
+        _sift_up(heap, hole, np.int64(0), value, key)
     return top, n

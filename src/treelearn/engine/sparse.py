@@ -241,8 +241,8 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
         mark[bsamps[p]] = False
     # the search takes its input from the scratch's input rows, which it does not write
     sc, real, kind, nb, mb, clo, chi, usable = search_codes_abs(
-        codes, ys, yw, m, max(g + 1, 1), False, imp, 0, False, min_leaf, min_wleaf,
-        np.zeros(1, dtype=np.int64), afs, ajs)
+        codes, ys, yw, m, max(g + 1, 1), np.bool_(False), imp, np.int64(0), np.bool_(False),
+        min_leaf, min_wleaf, np.zeros(1, dtype=np.int64), afs, ajs)
     out[R_SCORE] = sc
     if sc > -np.inf:
         lo_v = np.float64(np.float32(last[clo]))
@@ -282,6 +282,7 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
         else:
             bC[0, p] = ycls[s]
     V = bvals.reshape(1, nnz)
+    z = np.int64(0)  # not the literal 0: see treelearn.engine.config
     random_split = iparams[P_RANDOM] != 0
     draw_start(draw, n_features, nconst)
     best_score = -np.inf
@@ -328,15 +329,15 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
                     st[SR_MISS, ycls[s]] -= x
                 zw -= x
             if is_reg:
-                sc = scan_numeric(V, None, bR, bW, 0, a, b, st, ws, wn, nn, 0.0, 0, zpos,
+                sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
-                                  False, 0.0, -np.inf, out)
+                                  np.bool_(False), 0.0, -np.inf, out)
             else:
-                sc = scan_numeric(V, bC, None, bW, 0, a, b, st, ws, wn, nn, 0.0, 0, zpos,
+                sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
-                                  False, 0.0, -np.inf, out)
+                                  np.bool_(False), 0.0, -np.inf, out)
         if sc > best_score:
             best_score = sc
             found = True
@@ -418,7 +419,7 @@ def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, i
         for q in range(nl):
             wl += w[order[q]]
         wr = wn - wl
-        imp_l, _ = _abs_of(order, 0, nl, yreg, w, wl, afs, ajs)
+        imp_l, _ = _abs_of(order, np.int64(0), nl, yreg, w, wl, afs, ajs)
         imp_r, _ = _abs_of(order, nl, hi - lo, yreg, w, wr, afs, ajs)
     else:
         wl = best[R_WLEFT]
@@ -470,8 +471,8 @@ def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, ipar
         if mid < 0:
             make_leaf(ti, tf, node)
             continue
-        push(stack, gs, mid, hi, depth + 1, node, 1, n_total, 0, -1)
-        push(stack, gs, lo, mid, depth + 1, node, 0, n_total, 0, -1)
+        push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
+        push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
     if gs[G_TOP] == 0:
         gs[G_DONE] = 1
     return ti, tf, tv, stack
@@ -485,12 +486,13 @@ def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparam
     budget = iparams[P_CHUNK]
     limit = iparams[P_MAX_LEAF_NODES]
     if gs[G_NODES] == 0:
-        ti = grow_rows(ti, 1)
-        tf = grow_rows(tf, 1)
-        tv = grow_rows(tv, 1)
+        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
+        ti = grow_rows(ti, z + 1)
+        tf = grow_rows(tf, z + 1)
+        tv = grow_rows(tv, z + 1)
         n = samples.shape[0]
-        node = new_node(ti, tf, gs, -1, 0, 0, 0, n, 0)
-        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, 0, n, 0, crit, iparams,
+        node = new_node(ti, tf, gs, z - 1, z, z, z, n, z)
+        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, z, n, z, crit, iparams,
                         fparams, work, mark, tmp, absolute)
         gs[G_LEAVES] = 1
     while gs[G_HEAP] > 0 and budget > 0:
@@ -512,8 +514,8 @@ def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparam
         mid = ti[node, N_KIDS]  # the partition point
         depth = ti[node, N_DEPTH]
         budget -= (hi - lo) * 8 + 64
-        left = new_node(ti, tf, gs, node, 0, depth + 1, lo, mid, 0)
-        right = new_node(ti, tf, gs, node, 1, depth + 1, mid, hi, 0)
+        left = new_node(ti, tf, gs, node, np.int64(0), depth + 1, lo, mid, np.int64(0))
+        right = new_node(ti, tf, gs, node, np.int64(1), depth + 1, mid, hi, np.int64(0))
         heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid, depth + 1, crit,
                         iparams, fparams, work, mark, tmp, absolute)
         heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi, depth + 1,
@@ -526,8 +528,8 @@ def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparam
 @njit
 def _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, depth, crit, iparams,
              fparams, work, mark, tmp, absolute):
-    mid, _ = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, 0, crit, iparams,
-                      fparams, work, mark, tmp, absolute)
+    mid, _ = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, np.int64(0), crit,
+                      iparams, fparams, work, mark, tmp, absolute)
     if mid < 0:
         make_leaf(ti, tf, node)
         tf[node, T_IMPROVEMENT] = 0.0

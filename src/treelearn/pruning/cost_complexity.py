@@ -134,9 +134,9 @@ def weakest_link_sequence(branch_ptr, branch_child, r_node):
             # stale keys are lower bounds (a fall by rounding is applied at once, below),
             # and the top is the weakest link once its key is current.
             hk[0] = a
-            _sift_down(hk, hn, pos, 0, size)
+            _sift_down(hk, hn, pos, np.int64(0), size)
             continue
-        _heap_remove(hk, hn, pos, 0, size)
+        _heap_remove(hk, hn, pos, np.int64(0), size)
         size -= 1
         # Collapse i: its descendants leave the tree (and the heap).
         top = 0
