@@ -174,6 +174,7 @@ def test_awkward_categorical_columns(kw):
     assert 2 not in set(est.tree_.feature[est.tree_.feature >= 0].tolist())
 
 
+@pytest.mark.jit_only  # 200k rows of 100k levels: many minutes with the kernels as Python
 def test_a_hundred_thousand_levels():
     rng = np.random.default_rng(1)
     n = 200_000
@@ -249,6 +250,7 @@ def test_selection_auto_resolves_by_the_number_of_levels():
         assert preset().get_params()["selection"] == "criterion"
 
 
+@pytest.mark.jit_only  # many fits of a few thousand rows: minutes with the kernels as Python
 def test_a_noise_column_costs_the_default_tree_at_most_0_3_points():
     """The issue's requirement, on ten draws of a churn-shaped table: adding a pure-noise
     50-level column lowers the default tree's mean 10-fold CV accuracy by at most 0.3

@@ -153,6 +153,7 @@ def test_page_routing_equals_apply_at_thresholds_and_missing_values(browser, tmp
     page.screenshot(path=tmp_path / "table.png")
 
 
+@pytest.mark.jit_only  # the page's speed is the point; a fit as Python only slows coverage
 def test_five_thousand_nodes_stay_responsive(browser, tmp_path):
     rng = np.random.default_rng(0)
     X = rng.random((8000, 2))

@@ -446,7 +446,7 @@ def test_hist_equals_exact_with_threads(rng):
         _assert_same_partitions(h, e, X)
 
 
-@pytest.mark.parametrize("max_leaf_nodes", [None, 30])
+@pytest.mark.parametrize("max_leaf_nodes", [pytest.param(None, marks=pytest.mark.jit_only), 30])
 def test_small_histogram_pool_gives_the_same_tree(rng, monkeypatch, max_leaf_nodes):
     """With room for only four histograms, waiting nodes drop theirs and rebuild them from
     their rows: the tree must not change (up to exact ties)."""
@@ -465,6 +465,7 @@ def test_small_histogram_pool_gives_the_same_tree(rng, monkeypatch, max_leaf_nod
 # -- the estimator's hist options --------------------------------------------------------------
 
 
+@pytest.mark.jit_only  # fits on 20k+ rows: minutes with the kernels as Python
 def test_hist_quality_close_to_exact():
     X, y = make_classification(n_samples=20_000 if not JIT_DISABLED else 3000, n_features=10,
                                n_informative=6, random_state=0)

@@ -708,6 +708,7 @@ def test_prune_cv_on_tiny_data_and_in_grid_search():
     assert grid.best_params_["decisiontreeclassifier__prune"] is not None
 
 
+@pytest.mark.jit_only  # a cross-validated experiment: its lines run in the faster tests too
 def test_tutorial_experiment(capsys):
     """LITERATURE.md: unpruned 5-fold CV accuracy 0.782 +/- 0.039; pruned 0.83 (weight ~2.7,
     chosen by repeated random splits). Cross-validated pruning must cut the tree to a small

@@ -36,6 +36,7 @@ def _fuzz_module():
 
 # -- model files ----------------------------------------------------------------------------------
 
+@pytest.mark.jit_only  # 2,500 loads checked as Python; test_io's fuzz cases run in both passes
 def test_fuzzed_model_files_give_model_file_error_only():
     """A few thousand cases of the fuzz harness (a million ran before this landed): every
     damaged file is rejected by a written check or loads into a usable model."""

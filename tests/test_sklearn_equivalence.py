@@ -111,7 +111,10 @@ def test_tie_free_continuous_regression_limited_depth_is_sklearns():
         assert_same_tree(ours, theirs)
 
 
-@pytest.mark.parametrize("kind", ["classification", "regression"])
+# The regression path (hundreds of subtrees) and CSC input (the CSR kernels after a conversion)
+# run only compiled: with the kernels as Python they cost minutes of the coverage pass.
+@pytest.mark.parametrize("kind", ["classification",
+                                  pytest.param("regression", marks=pytest.mark.jit_only)])
 def test_cost_complexity_path_is_sklearns(kind):
     # (one dataset when the kernels run as Python: four take minutes there)
     for seed in range(1 if JIT_DISABLED else 4):
@@ -134,7 +137,7 @@ def test_cost_complexity_path_is_sklearns(kind):
             assert_same_tree(p, q)
 
 
-@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("fmt", ["csr", pytest.param("csc", marks=pytest.mark.jit_only)])
 def test_sparse_input_gives_the_dense_tree(fmt):
     rng = np.random.default_rng(0)
     X = rng.integers(-2, 4, (400, 30)).astype(float)
