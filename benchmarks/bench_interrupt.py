@@ -68,6 +68,18 @@ CASES = [
 ]
 
 
+def _interrupt(p: subprocess.Popen, delay: float) -> tuple[float, str, str] | None:
+    """SIGINT to ``p`` after ``delay`` seconds; (seconds from the signal to its end, its
+    output, its errors), or None if it ended first."""
+    time.sleep(delay)
+    if p.poll() is not None:
+        return None
+    t = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    return time.perf_counter() - t, out, err
+
+
 def _stop_time(script: Path, kind: str, n: int, make: str, delay: float) -> tuple[float, str]:
     p = subprocess.Popen([sys.executable, str(script), kind, str(n), make],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -75,13 +87,10 @@ def _stop_time(script: Path, kind: str, n: int, make: str, delay: float) -> tupl
     if line != "READY":
         p.kill()
         return float("nan"), f"did not start: {p.stderr.read()[-300:]}"
-    time.sleep(delay)
-    if p.poll() is not None:
+    got = _interrupt(p, delay)
+    if got is None:
         return float("nan"), "ended before the signal"
-    t = time.perf_counter()
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=300)
-    stopped = time.perf_counter() - t
+    stopped, out, err = got
     if "DONE" in out:
         return stopped, "finished the fit instead"
     last = err.strip().splitlines()[-1] if err.strip() else ""
@@ -102,13 +111,10 @@ def _cli_stop_time(tmp: Path, n: int, delay: float) -> tuple[float, str]:
     p = subprocess.Popen([sys.executable, "-m", "treelearn.cli", "-q", "fit", str(data),
                           "--target", "y", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(delay)
-    if p.poll() is not None:
+    got = _interrupt(p, delay)
+    if got is None:
         return float("nan"), "ended before the signal"
-    t = time.perf_counter()
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=300)
-    stopped = time.perf_counter() - t
+    stopped, _, err = got
     ok = p.returncode == 130 and not out.exists()
     return stopped, "ok (status 130, nothing written)" if ok else \
         f"status {p.returncode}: {err.strip()[-200:]}"

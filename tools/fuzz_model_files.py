@@ -1,6 +1,7 @@
 """Fuzzing the model-file loader: damaged and hostile ``.tlm`` files must give ModelFileError.
 
     python tools/fuzz_model_files.py --cases 1000000          # 2 worker processes
+    python tools/fuzz_model_files.py --start 500000 --cases 500000   # the second half
     python tools/fuzz_model_files.py --case 123456 --show     # replay one case
 
 Each case takes one of the seed models (every estimator kind; numeric data, a table with
@@ -466,15 +467,18 @@ def _ignore_sigint() -> None:
 
 
 def run(cases: int, seed: int = 0, workers: int = 2, chunk: int = 5000,
-        log=print) -> dict:
-    """Run ``cases`` cases on ``workers`` processes (1: in this process); the merged result."""
+        log=print, start: int = 0) -> dict:
+    """Run ``cases`` cases, numbered from ``start``, on ``workers`` processes (1: in this
+    process); the merged result. A long run can be made of several runs of consecutive
+    ranges (a case depends only on its number and the seed)."""
     total: Counter = Counter()
     failures: list = []
     slowest = (0.0, -1)
     peak = 0.0
     crashed = []
     t0 = time.perf_counter()
-    ranges = [(a, min(cases, a + chunk)) for a in range(0, cases, chunk)]
+    end = start + cases
+    ranges = [(a, min(end, a + chunk)) for a in range(start, end, chunk)]
 
     def merge(res):
         nonlocal slowest, peak
@@ -512,8 +516,9 @@ def run(cases: int, seed: int = 0, workers: int = 2, chunk: int = 5000,
                 raise
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
-    return {"cases": cases, "seconds": time.perf_counter() - t0, "counts": total,
-            "failures": failures, "slowest": slowest, "peak_mb": peak, "crashed": crashed}
+    return {"cases": cases, "start": start, "seed": seed, "seconds": time.perf_counter() - t0,
+            "counts": total, "failures": failures, "slowest": slowest, "peak_mb": peak,
+            "crashed": crashed}
 
 
 OUTCOMES = ("rejected", "loaded", "net", "escaped", "use failed")
@@ -521,7 +526,8 @@ OUTCOMES = ("rejected", "loaded", "net", "escaped", "use failed")
 
 def report(res: dict) -> str:
     c = res["counts"]
-    lines = [f"{res['cases']:,} cases in {res['seconds']:.0f} s "
+    lines = [f"{res['cases']:,} cases (from case {res['start']:,}, seed {res['seed']}) in "
+             f"{res['seconds']:.0f} s "
              f"({1e3 * res['seconds'] / max(res['cases'], 1):.2f} ms per case per worker pool)"]
     for k in OUTCOMES:
         lines.append(f"{k:<12} {c[k]:>10,}")
@@ -539,6 +545,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0,
+                    help="number of the first case (to split a long run into ranges)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=5000)
     ap.add_argument("--case", type=int, help="replay one case and print the outcome")
@@ -565,7 +573,7 @@ def main(argv=None) -> int:
         with tempfile.NamedTemporaryFile(suffix=".tlm") as f:
             print(run_case(args.case, args.seed, f.name))
         return 0
-    res = run(args.cases, args.seed, args.workers, args.chunk)
+    res = run(args.cases, args.seed, args.workers, args.chunk, start=args.start)
     print(report(res))
     bad = sum(res["counts"][k] for k in ("net", "escaped", "use failed")) + len(res["crashed"])
     return 1 if bad else 0
