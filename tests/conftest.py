@@ -4,6 +4,8 @@ import os
 # (outside them the growers' trees skip the check; see treelearn._tree.CHECK_TRUSTED).
 os.environ["TREELEARN_CHECK_TREES"] = "1"
 
+import signal  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
@@ -13,6 +15,15 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") == "1"
 settings.register_profile("default", max_examples=60 if not JIT_DISABLED else 15,
                           deadline=None)
 settings.load_profile("default")
+
+# A command started with `&` by a non-interactive shell (CI's coverage pass in .ci/run, a
+# `nohup` run) inherits SIGINT *ignored*, and Python then leaves it ignored: treelearn rightly
+# installs no Ctrl-C handler there (test_the_handler_is_left_alone_when_sigint_is_ignored), so
+# the tests of Ctrl-C would see nothing. They test an interactive session's Ctrl-C, so the
+# suite runs with Python's usual handler wherever it was started (a handled signal is reset
+# to its default in the child processes the tests start, so they get Ctrl-C as usual too).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

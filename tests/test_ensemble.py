@@ -688,6 +688,24 @@ def test_a_damaged_ensemble_file_is_a_model_file_error(tmp_path):
         with pytest.raises(tl.io.ModelFileError, match=msg):
             tl.load(rewrite(edit))
 
+    # a forest's bootstrap description with values of the wrong type (fuzz case 184252 of
+    # tools/fuzz_model_files.py: an array where a count belongs) is a written check, not the
+    # loader's last-resort conversion of an unforeseen exception
+    est, X, y = _fitted_models()[0]
+    path = tl.save(est.fit(X, y), tmp_path / "m.tlm")
+    items = {"$type": "list", "items": [4, 4], "as_array": True}  # an object array
+    for key, value, msg in (("n_features", items, "training rows or features"),
+                            ("n_features", 5, "training rows or features"),
+                            ("n_train", "300", "training rows or features"),
+                            ("n_draws", items, "n_draws"),
+                            ("base_w", 1.5, "base_w")):
+        def edit(meta, key=key, value=value):
+            meta["fitted"]["_sampling"]["items"] = [
+                [k, value if k == key else v] for k, v in meta["fitted"]["_sampling"]["items"]]
+        with pytest.raises(tl.io.ModelFileError, match=msg) as info:
+            tl.load(rewrite(edit))
+        assert info.value.__cause__ is None, key
+
 
 # -- reading an ensemble -------------------------------------------------------------------------
 

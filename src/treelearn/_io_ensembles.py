@@ -117,7 +117,8 @@ def _check_sampling(model, fail) -> None:
     if not isinstance(smp, dict) or set(smp) != {"n_draws", "n_train", "n_features", "base_w"}:
         raise fail("_sampling must describe the bootstrap")
     n = smp["n_train"]
-    if not _is_int(n, 1, 10**12) or smp["n_features"] != model.n_features_in_:
+    n_features = model.n_features_in_
+    if not _is_int(n, 1, 10**12) or not _is_int(smp["n_features"], n_features, n_features):
         raise fail("_sampling: training rows or features")
     if smp["n_draws"] is not None and not _is_int(smp["n_draws"], 1, 10**12):
         raise fail("_sampling: n_draws")
