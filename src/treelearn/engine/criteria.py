@@ -67,15 +67,22 @@ REGRESSION_CRITERIA: dict[str, int] = {
 LN2 = math.log(2.0)
 
 
+@tiny
+def _plog2p(c, w):
+    """``p log2 p`` of ``p = c / w`` (0 for ``c = 0``): one term of :func:`entropy`, the
+    same operations in the same order."""
+    if c > 0.0:
+        p = c / w
+        return p * (math.log(p) / LN2)
+    return 0.0
+
+
 @noref
 def entropy(stats: np.ndarray, w: float) -> float:
     """Entropy in bits of the class weights ``stats`` summing to ``w``."""
     h = 0.0
     for k in range(stats.shape[0]):
-        c = stats[k]
-        if c > 0.0:
-            p = c / w
-            h -= p * (math.log(p) / LN2)
+        h -= _plog2p(stats[k], w)
     return h
 
 
@@ -159,21 +166,10 @@ def proxy_two(l0, l1, wl, r0, r1, wr, crit):
     if crit == GINI:
         return -wr * (1.0 - (r0 * r0 + r1 * r1) / (wr * wr)) \
             - wl * (1.0 - (l0 * l0 + l1 * l1) / (wl * wl))
-    hl = 0.0
-    hr = 0.0
-    if l0 > 0.0:
-        p = l0 / wl
-        hl -= p * (math.log(p) / LN2)
-    if l1 > 0.0:
-        p = l1 / wl
-        hl -= p * (math.log(p) / LN2)
-    if r0 > 0.0:
-        p = r0 / wr
-        hr -= p * (math.log(p) / LN2)
-    if r1 > 0.0:
-        p = r1 / wr
-        hr -= p * (math.log(p) / LN2)
+    hl = 0.0 - _plog2p(l0, wl) - _plog2p(l1, wl)
+    hr = 0.0 - _plog2p(r0, wr) - _plog2p(r1, wr)
     return -wr * hr - wl * hl
+
 
 
 @noref

@@ -33,6 +33,7 @@ from .levels import (
     SR_TOTAL,
 )
 from .nodes import (
+    G_BUDGET,
     G_DONE,
     G_HEAP,
     G_LEAVES,
@@ -53,12 +54,6 @@ from .nodes import (
     P_MIN_WEIGHT_LEAF,
     P_RANDOM,
     P_TOTAL_WEIGHT,
-    S_BRANCH,
-    S_DEPTH,
-    S_HI,
-    S_LO,
-    S_NCONST,
-    S_PARENT,
     T_IMPROVEMENT,
     T_IMPURITY,
     T_THRESHOLD,
@@ -69,6 +64,7 @@ from .nodes import (
     heap_push,
     make_leaf,
     new_node,
+    pop_node,
     push,
     splittable,
 )
@@ -449,23 +445,16 @@ def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, i
 def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
                             work, mark, tmp, absolute):
     """Depth-first growth on sparse data (see :mod:`treelearn.engine.grow_exact`)."""
-    budget = iparams[P_CHUNK]
-    while gs[G_TOP] > 0 and budget > 0:
+    gs[G_BUDGET] = iparams[P_CHUNK]
+    while gs[G_TOP] > 0 and gs[G_BUDGET] > 0:
         need = gs[G_NODES] + 1
         if need > ti.shape[0]:
             ti = grow_rows(ti, need)
             tf = grow_rows(tf, need)
             tv = grow_rows(tv, need)
         stack = grow_rows(stack, gs[G_TOP] + 2)
-        top = gs[G_TOP] - 1
-        gs[G_TOP] = top
-        lo = stack[top, S_LO]
-        hi = stack[top, S_HI]
-        depth = stack[top, S_DEPTH]
-        nconst = stack[top, S_NCONST]
-        node = new_node(ti, tf, gs, stack[top, S_PARENT], stack[top, S_BRANCH], depth, lo, hi,
-                        nconst)
-        budget -= (hi - lo) * 8 + 64
+        # a sparse row's work is charged as 8 features' (its non-zeros are few)
+        node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
         mid, n_total = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst,
                                 crit, iparams, fparams, work, mark, tmp, absolute)
         if mid < 0:
