@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import inspect
 import math
+import threading
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -52,12 +53,15 @@ from .engine.fit import (
     grow_exact,
     grow_hist,
     grow_presorted,
+    grow_ranked,
     grow_sparse,
     memory_alternatives,
+    ranked_applies,
 )
 from .engine.grow_exact import COST_NONE, COST_NUNEZ, COST_TAN
 from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN
 from .engine.random import RAND_R_MAX
+from .engine.ranked import rank_columns
 from .pruning._bottom_up import collapse_bottom_up
 from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
@@ -191,17 +195,21 @@ def _resolve_selection(est) -> str:
     return sel
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Shared:
     """Data prepared once for many trees grown on the rows of one X (a forest, bagging): the
     presorted lists of all rows (exact splitters) or the bin matrix of all rows and its
-    binner (``"hist"``); each tree takes its rows of positive weight out of them."""
+    binner (``"hist"``); each tree takes its rows of positive weight out of them. When the
+    trees' settings suit the ranked splitter, the first tree ranks the presorted columns once
+    for all (:meth:`ranked_columns`) and the presort is let go."""
 
     sorted_: tuple | None
     binned: tuple | None
     binner: Binner | None
     has_missing: bool
     parallel: bool  # False: trees are grown side by side, one thread each
+    ranked: tuple | None = None
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def prepare(cls, est, X: np.ndarray, w: np.ndarray, seed: int, parallel: bool) -> _Shared:
@@ -215,6 +223,16 @@ class _Shared:
             return cls(None, binned, binner, has_missing, parallel)
         return cls(presort(X), None, None, has_missing, parallel)
 
+    def ranked_columns(self) -> tuple:
+        """The ranked columns of all rows (:func:`~treelearn.engine.ranked.rank_columns`),
+        made from the presort by the first tree that asks (the trees of an ensemble share
+        their settings, so all of them grow with the ranked splitter)."""
+        with self._lock:
+            if self.ranked is None:
+                self.ranked = rank_columns(*self.sorted_)
+                self.sorted_ = None
+            return self.ranked
+
 
 def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, costs, binner: Binner | None,
@@ -222,6 +240,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
     """Grow the tree with the engine: presorted lists (``"best"``/``"random"``), histograms
     (a fitted ``binner``), or the sparse grower for CSR input; from ``shared`` data when
     given."""
+    rows = (ycls, yreg, w)  # of every row of X (the ranked splitter reads them by row id)
     if shared is None:
         X, ycls, yreg, w = _positive_weight_rows(X, ycls, yreg, w)
     else:
@@ -262,6 +281,9 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         binned = (shared.binned[0][keep],) + shared.binned[1:]  # partitioned in place: a copy
         tree = grow_binned(binned, est.is_categorical_, n_levels, ycls, yreg, w, prm,
                            has_missing, shared.parallel)
+    elif shared is not None and ranked_applies(prm, est.is_categorical_, has_missing):
+        samples = np.flatnonzero(keep).astype(np.int32)
+        tree = grow_ranked(shared.ranked_columns(), samples, *rows, prm)
     elif shared is not None:
         tree = grow_presorted(subset_sorted(*shared.sorted_, keep), est.is_categorical_,
                               n_levels, ycls, yreg, w, prm, shared.parallel)

@@ -32,7 +32,7 @@ from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
-from .levels import N_RES, workspace
+from .levels import MISSING_C45, N_RES, workspace
 from .nodes import (
     G_ARENA,
     G_DONE,
@@ -223,8 +223,16 @@ def _root_stack(n: int) -> np.ndarray:
 def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
                yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
     """Grow a tree with the exact (or random) splitter on a dense float32 table (categorical
-    columns as level codes, NaN for missing values); rows of zero weight must be removed."""
-    return grow_presorted(presort(X), is_cat, n_levels, ycls, yreg, w, prm)
+    columns as level codes, NaN for missing values); rows of zero weight must be removed.
+    The presorted lists grow it, or the ranked splitter where it applies
+    (:func:`ranked_applies`)."""
+    sorted_ = presort(X)
+    if ranked_applies(prm, is_cat, bool(np.isnan(sorted_[0][:, -1]).any())):
+        from .ranked import rank_columns
+
+        return grow_ranked(rank_columns(*sorted_), np.arange(X.shape[0], dtype=np.int32),
+                           ycls, yreg, w, prm)
+    return grow_presorted(sorted_, is_cat, n_levels, ycls, yreg, w, prm)
 
 
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
@@ -437,32 +445,79 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     X = sp.csr_matrix(X, dtype=np.float32)
     X.sort_indices()
     n, p = X.shape
-    crit = prm.crit
-    absolute = crit == ABSOLUTE_ERROR
-    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int32),
-           np.ascontiguousarray(X.data, dtype=np.float32))
+    data = (X.indptr.astype(np.int64), X.indices.astype(np.int32),
+            np.ascontiguousarray(X.data, dtype=np.float32), np.zeros(n, dtype=np.bool_),
+            np.empty(n, dtype=np.int32))
     samples = np.arange(n, dtype=np.int32)
-    tgt = (ycls.astype(np.int32) if ycls.size else np.zeros(1, dtype=np.int32),
-           yreg.astype(np.float64) if yreg.size else np.zeros(1), w.astype(np.float64))
+    tgt = _targets(ycls, yreg, w)
+    absolute = prm.crit == ABSOLUTE_ERROR
     work = _work(n, p, prm.n_stats, 4, prm.seed, absolute)
-    mark = np.zeros(n, dtype=np.bool_)
-    tmp = np.empty(n, dtype=np.int32)
     ip, fp = prm.arrays(float(w.sum()))
     ti, tf, tv, _, gs = _node_table(prm, 0)
     absolute_arg = np.zeros(0) if absolute else None
     if prm.max_leaf_nodes > 0:
         heap = np.empty(64, dtype=np.int64)
         while not gs[G_DONE]:
-            ti, tf, tv, heap = grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs,
-                                                      crit, ip, fp, work, mark, tmp,
-                                                      absolute_arg)
+            ti, tf, tv, heap = grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs,
+                                                      prm.crit, ip, fp, work, absolute_arg)
             check_interrupt()
     else:
         stack = _root_stack(n)
         gs[1] = 1  # G_TOP
         while not gs[G_DONE]:
-            ti, tf, tv, stack = grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack,
-                                                        gs, crit, ip, fp, work, mark, tmp,
+            ti, tf, tv, stack = grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack,
+                                                        gs, prm.crit, ip, fp, work,
                                                         absolute_arg)
             check_interrupt()
+    return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, prm.n_classes)
+
+
+def _targets(ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray) -> tuple:
+    """``(class codes, targets, weights)`` as the growers over a sample list read them (an
+    absent one as a one-entry placeholder)."""
+    return (ycls.astype(np.int32) if ycls.size else np.zeros(1, dtype=np.int32),
+            yreg.astype(np.float64) if yreg.size else np.zeros(1), w.astype(np.float64))
+
+
+#: The ranked splitter grows a tree whose nodes draw at most one in this many features.
+RANKED_FRACTION = 3
+
+
+def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bool:
+    """Whether the ranked splitter (:mod:`treelearn.engine.ranked`) grows trees of these
+    settings: depth-first growth, numeric features, a criterion scanned from sums, no C4.5
+    fractional cases, costs, C4.5 rules or statistical selection, and nodes that draw at most
+    one in :data:`RANKED_FRACTION` features (otherwise the presorted lists, which keep every
+    feature sorted, do less work)."""
+    p = is_cat.shape[0]
+    return (p > 0 and prm.max_leaf_nodes == 0 and not bool(is_cat.any())
+            and prm.crit != ABSOLUTE_ERROR and not (prm.missing == MISSING_C45 and has_missing)
+            and prm.costs is None and prm.selection == 0 and not prm.average_gain
+            and not prm.threshold_penalty and RANKED_FRACTION * prm.max_features <= p)
+
+
+def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.ndarray,
+                w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree with the ranked splitter on the rows ``samples`` (increasing row ids of
+    positive weight) of ``ranked = (ranks, values, offsets, nan_rank)``
+    (:func:`~treelearn.engine.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
+    by row id."""
+    from .ranked import grow_ranked_depth_first, ranked_buffers
+
+    p = ranked[0].shape[0]
+    n = samples.shape[0]
+    weighted = not bool(np.all(w[samples] == 1.0))
+    data = tuple(ranked) + ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted)
+    tgt = _targets(ycls, yreg, w)
+    work = _work(n, p, prm.n_stats, 4, prm.seed, False)
+    # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
+    ip, fp = prm.arrays(float(tgt[2][samples].sum()),
+                        max(1, 8 * CHUNK_WORK // max(4 * prm.max_features, 1)))
+    ti, tf, tv, _, gs = _node_table(prm, 0)
+    stack = _root_stack(n)
+    gs[1] = 1  # G_TOP
+    while not gs[G_DONE]:
+        ti, tf, tv, stack = grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs,
+                                                    prm.crit, ip, fp, work)
+        check_interrupt()
     return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, prm.n_classes)

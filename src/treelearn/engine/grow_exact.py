@@ -32,7 +32,6 @@ from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
 from .criteria import (
     ENTROPY,
     GAIN_RATIO,
-    SQUARED_ERROR,
     impurity_improvement,
     node_impurity,
 )
@@ -125,13 +124,14 @@ from .nodes import (
     push,
     splittable,
     store_cats,
+    store_values,
 )
 from .random import (
     draw_finish,
     draw_next,
     draw_result,
     draw_start,
-    rand_uniform,
+    random_threshold,
 )
 from .selection import adjusted_log_pvalue, feature_log_pvalue
 
@@ -213,12 +213,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
             if hk == lo or V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD:
                 draw_result(draw, perm, np.bool_(False))
                 continue
-            mn = np.float64(V[f, lo])
-            mx = np.float64(V[f, hk - 1])
-            t = rand_uniform(mn, mx, rng)
-            if t == mx:
-                t = mn
-            rand_thr = t
+            rand_thr = random_threshold(V[f, lo], V[f, hk - 1], rng)
         fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
         usable = _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp,
                                  iparams, fparams, rand_thr, need_real, fmap, out, absolute,
@@ -335,16 +330,10 @@ def open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
     """The node's statistics, weight, impurity and value from its entries (list 0)."""
     V, I, C, R, W = data
     wn = range_stats(nstats.reshape(1, -1), np.int64(0), C, R, W, np.int64(0), lo, hi)
-    if absolute is not None:
-        imp, med = abs_node(R, W, np.int64(0), lo, hi, wn, afs, ajs)
-        tv[node, 0] = med
-    else:
-        imp = node_impurity(nstats, wn, crit)
-        if crit == SQUARED_ERROR:
-            tv[node, 0] = nstats[0] / wn
-        else:
-            for k in range(nstats.shape[0]):
-                tv[node, k] = nstats[k] / wn
+    if absolute is None:
+        return wn, store_values(tf, tv, node, nstats, wn, crit)
+    imp, med = abs_node(R, W, np.int64(0), lo, hi, wn, afs, ajs)
+    tv[node, 0] = med
     tf[node, T_IMPURITY] = imp
     tf[node, T_WEIGHT] = wn
     return wn, imp

@@ -164,6 +164,7 @@ from .nodes import (
     push,
     splittable,
     store_cats,
+    store_values,
 )
 from .random import draw_finish, draw_next, draw_result, draw_start
 from .selection import rows_log_pvalue
@@ -488,16 +489,10 @@ def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
     """The node's statistics, weight, impurity and value from its rows."""
     B, C, R, W, _ = _side(bufs, d)
     wn = rows_stats(C, R, W, lo, hi, nstats)
-    if absolute is not None:
-        imp, med = abs_rows(R, W, lo, hi, wn, afs, ajs)
-        tv[node, 0] = med
-    else:
-        imp = node_impurity(nstats, wn, crit)
-        if crit == SQUARED_ERROR:
-            tv[node, 0] = nstats[0] / wn
-        else:
-            for k in range(nstats.shape[0]):
-                tv[node, k] = nstats[k] / wn
+    if absolute is None:
+        return wn, store_values(tf, tv, node, nstats, wn, crit)
+    imp, med = abs_rows(R, W, lo, hi, wn, afs, ajs)
+    tv[node, 0] = med
     tf[node, T_IMPURITY] = imp
     tf[node, T_WEIGHT] = wn
     return wn, imp

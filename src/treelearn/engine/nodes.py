@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit, noref
+from .criteria import SQUARED_ERROR, node_impurity
 from .levels import C45_SLACK, MISSING_C45
 
 TREE_LEAF = -1
@@ -115,6 +116,22 @@ def new_node(ti, tf, gs, parent, branch, depth, lo, hi, nconst):
     if depth > gs[G_DEPTH]:
         gs[G_DEPTH] = depth
     return node
+
+
+@noref
+def store_values(tf, tv, node, nstats, wn, crit):
+    """A node's impurity and value (class fractions, or the mean) from its statistics and
+    weight, written to the table with the weight; returns the impurity (not for absolute
+    error, whose value is a median)."""
+    imp = node_impurity(nstats, wn, crit)
+    if crit == SQUARED_ERROR:
+        tv[node, 0] = nstats[0] / wn
+    else:
+        for k in range(nstats.shape[0]):
+            tv[node, k] = nstats[k] / wn
+    tf[node, T_IMPURITY] = imp
+    tf[node, T_WEIGHT] = wn
+    return imp
 
 
 @noref

@@ -45,6 +45,19 @@ def rand_uniform(low, high, state):
     return (high - low) * np.float64(rand_r(state)) / np.float64(RAND_R_MAX) + low
 
 
+@njit
+def random_threshold(low, high, state):
+    """scikit-learn's random splitter's threshold for a feature whose values at the node lie
+    in ``[low, high]`` (float32 values, compared as float64): uniform in ``[low, high)``,
+    and ``low`` if rounding reached ``high``."""
+    lo = np.float64(low)
+    hi = np.float64(high)
+    t = rand_uniform(lo, hi, state)
+    if t == hi:
+        t = lo
+    return t
+
+
 # The draw's state, an int64 array of these slots.
 D_FI, D_VISITED, D_FOUND, D_DRAWN, D_TOTAL, D_KNOWN, D_J = range(7)
 N_DRAW = 7

@@ -20,14 +20,13 @@ import numpy as np
 
 from .abserr import F_GHI, F_GLO, F_IW, F_IY, J_IC, abs_cost, search_codes_abs, weighted_median
 from .config import EPSILON, FEATURE_THRESHOLD, njit
-from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from .criteria import SQUARED_ERROR, impurity_improvement
 from .exact import scan_numeric
 from .levels import (
     N_RES,
     R_SCORE,
     R_THR,
     R_TRIES,
-    R_WLEFT,
     SR_BEST,
     SR_MISS,
     SR_TOTAL,
@@ -40,23 +39,19 @@ from .nodes import (
     G_NODES,
     G_TOP,
     N_DEPTH,
-    N_FEATURE,
     N_HI,
     N_KIDS,
     N_LO,
-    N_MB,
     N_NB,
     P_CHUNK,
     P_MAX_FEATURES,
     P_MAX_LEAF_NODES,
-    P_MIN_IMPURITY_DECREASE,
     P_MIN_LEAF,
     P_MIN_WEIGHT_LEAF,
     P_RANDOM,
     P_TOTAL_WEIGHT,
     T_IMPROVEMENT,
     T_IMPURITY,
-    T_THRESHOLD,
     T_WEIGHT,
     grow_rows,
     grow_vector,
@@ -68,7 +63,15 @@ from .nodes import (
     push,
     splittable,
 )
-from .random import draw_finish, draw_next, draw_result, draw_start, rand_uniform
+from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
+from .samples import (
+    open_samples,
+    partition_samples,
+    record_split,
+    refused,
+    sample_stats,
+    two_way_improvement,
+)
 
 
 @njit
@@ -142,24 +145,6 @@ def sparse_value(indptr, indices, data, s, f):
         else:
             b = mid
     return np.float32(0.0)
-
-
-@njit
-def _node_stats(samples, lo, hi, ycls, yreg, w, stats, is_reg):
-    for k in range(stats.shape[0]):
-        stats[k] = 0.0
-    wn = 0.0
-    for i in range(lo, hi):
-        s = samples[i]
-        x = w[s]
-        if is_reg:
-            y = yreg[s]
-            stats[0] += x * y
-            stats[1] += x * y * y
-        else:
-            stats[ycls[s]] += x
-        wn += x
-    return wn
 
 
 @njit
@@ -294,10 +279,7 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
         draw_result(draw, perm, np.bool_(True))
         rand_thr = np.nan
         if random_split:
-            t = rand_uniform(np.float64(mn), np.float64(mx), rng)
-            if t == np.float64(mx):
-                t = np.float64(mn)
-            rand_thr = t
+            rand_thr = random_threshold(mn, mx, rng)
         out[R_SCORE] = -np.inf
         out[R_TRIES] = 0.0
         if absolute is not None:
@@ -346,48 +328,25 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
 
 
 @njit
-def partition_samples(samples, lo, hi, goes_left, tmp):
-    """Stable in-place partition of ``samples[lo:hi]``; returns the number going left."""
-    a = lo
-    b = 0
-    for i in range(lo, hi):
-        s = samples[i]
-        if goes_left[s]:
-            samples[a] = s
-            a += 1
-        else:
-            tmp[b] = s
-            b += 1
-    for i in range(b):
-        samples[a + i] = tmp[i]
-    return a - lo
-
-
-@njit
-def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
-             fparams, work, mark, tmp, absolute):
-    """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
-    indptr, indices, data = csr
+def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
+                   fparams, work, absolute):
+    """Open, search and split one node of CSR data ``data = (indptr, indices, values, mark,
+    tmp)``; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
+    indptr, indices, values, mark, tmp = data
+    csr = (indptr, indices, values)
     ycls, yreg, w = tgt
     nstats = work[3]
     best = work[7]
-    best_left = work[8]
     afs = work[14]
     ajs = work[15]
-    is_reg = crit >= SQUARED_ERROR
-    wn = _node_stats(samples, lo, hi, ycls, yreg, w, nstats, is_reg)
     if absolute is not None:
+        wn = sample_stats(samples, lo, hi, ycls, yreg, w, nstats, np.bool_(True))
         imp, med = _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs)
         tv[node, 0] = med
+        tf[node, T_IMPURITY] = imp
+        tf[node, T_WEIGHT] = wn
     else:
-        imp = node_impurity(nstats, wn, crit)
-        if crit == SQUARED_ERROR:
-            tv[node, 0] = nstats[0] / wn
-        else:
-            for k in range(nstats.shape[0]):
-                tv[node, k] = nstats[k] / wn
-    tf[node, T_IMPURITY] = imp
-    tf[node, T_WEIGHT] = wn
+        wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return -1, nconst
     found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams,
@@ -398,7 +357,7 @@ def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, i
     thr = best[R_THR]
     for i in range(lo, hi):
         s = samples[i]
-        mark[s] = sparse_value(indptr, indices, data, s, f) <= thr
+        mark[s] = sparse_value(indptr, indices, values, s, f) <= thr
     if absolute is not None:
         order = ajs[J_IC]  # the children's samples, left ones first
         a = 0
@@ -417,34 +376,26 @@ def _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, i
         wr = wn - wl
         imp_l, _ = _abs_of(order, np.int64(0), nl, yreg, w, wl, afs, ajs)
         imp_r, _ = _abs_of(order, nl, hi - lo, yreg, w, wr, afs, ajs)
+        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+                                           imp_r)
     else:
-        wl = best[R_WLEFT]
-        wr = wn - wl
-        right = work[0][1]  # the stats workspace's second row: the statistics' width
-        for k in range(nstats.shape[0]):
-            right[k] = nstats[k] - best_left[k]
-        imp_l = node_impurity(best_left, wl, crit)
-        imp_r = node_impurity(right, wr, crit)
-    improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
-    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        improvement = two_way_improvement(work, wn, imp, crit, fparams)
+    if refused(improvement, fparams):
         for i in range(lo, hi):
             mark[samples[i]] = False
         return -1, n_total
     mid = lo + partition_samples(samples, lo, hi, mark, tmp)
     for i in range(lo, hi):
         mark[samples[i]] = False
-    ti[node, N_FEATURE] = f
-    ti[node, N_NB] = 2
-    ti[node, N_MB] = 0 if mid - lo > hi - mid else 1
-    tf[node, T_THRESHOLD] = thr
-    tf[node, T_IMPROVEMENT] = improvement
+    record_split(ti, tf, node, f, thr, np.int64(0 if mid - lo > hi - mid else 1),
+                 np.bool_(False), improvement)
     return mid, n_total
 
 
 @njit
-def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                            work, mark, tmp, absolute):
-    """Depth-first growth on sparse data (see :mod:`treelearn.engine.grow_exact`)."""
+def grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams,
+                            fparams, work, absolute):
+    """Depth-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work."""
     gs[G_BUDGET] = iparams[P_CHUNK]
     while gs[G_TOP] > 0 and gs[G_BUDGET] > 0:
         need = gs[G_NODES] + 1
@@ -455,8 +406,8 @@ def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, ipar
         stack = grow_rows(stack, gs[G_TOP] + 2)
         # a sparse row's work is charged as 8 features' (its non-zeros are few)
         node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
-        mid, n_total = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst,
-                                crit, iparams, fparams, work, mark, tmp, absolute)
+        mid, n_total = process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
+                                      nconst, crit, iparams, fparams, work, absolute)
         if mid < 0:
             make_leaf(ti, tf, node)
             continue
@@ -468,11 +419,12 @@ def grow_sparse_depth_first(csr, samples, tgt, ti, tf, tv, stack, gs, crit, ipar
 
 
 @njit
-def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparams, fparams,
-                           work, mark, tmp, absolute):
-    """Best-first growth on sparse data (see :mod:`treelearn.engine.grow_exact`); a node's
-    children are opened when it is expanded, its samples partitioned when it is searched."""
-    budget = iparams[P_CHUNK]
+def grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs, crit, iparams, fparams,
+                           work, absolute):
+    """Best-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work; a
+    node's children are opened when it is expanded, its samples partitioned when it is
+    searched."""
+    gs[G_BUDGET] = iparams[P_CHUNK]
     limit = iparams[P_MAX_LEAF_NODES]
     if gs[G_NODES] == 0:
         z = np.int64(0)  # not the literal 0: see treelearn.engine.config
@@ -481,10 +433,10 @@ def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparam
         tv = grow_rows(tv, z + 1)
         n = samples.shape[0]
         node = new_node(ti, tf, gs, z - 1, z, z, z, n, z)
-        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, z, n, z, crit, iparams,
-                        fparams, work, mark, tmp, absolute)
+        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, z, n, z, crit,
+                                iparams, fparams, work, absolute)
         gs[G_LEAVES] = 1
-    while gs[G_HEAP] > 0 and budget > 0:
+    while gs[G_HEAP] > 0 and gs[G_BUDGET] > 0:
         node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
         gs[G_HEAP] = size
         if ti[node, N_NB] == 0:
@@ -502,23 +454,23 @@ def grow_sparse_best_first(csr, samples, tgt, ti, tf, tv, heap, gs, crit, iparam
         hi = ti[node, N_HI]
         mid = ti[node, N_KIDS]  # the partition point
         depth = ti[node, N_DEPTH]
-        budget -= (hi - lo) * 8 + 64
+        gs[G_BUDGET] -= (hi - lo) * 8 + 64
         left = new_node(ti, tf, gs, node, np.int64(0), depth + 1, lo, mid, np.int64(0))
         right = new_node(ti, tf, gs, node, np.int64(1), depth + 1, mid, hi, np.int64(0))
-        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid, depth + 1, crit,
-                        iparams, fparams, work, mark, tmp, absolute)
-        heap = _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi, depth + 1,
-                        crit, iparams, fparams, work, mark, tmp, absolute)
+        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid,
+                                depth + 1, crit, iparams, fparams, work, absolute)
+        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi,
+                                depth + 1, crit, iparams, fparams, work, absolute)
     if gs[G_HEAP] == 0:
         gs[G_DONE] = 1
     return ti, tf, tv, heap
 
 
 @njit
-def _open_bf(csr, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, depth, crit, iparams,
-             fparams, work, mark, tmp, absolute):
-    mid, _ = _process(csr, samples, tgt, ti, tf, tv, node, lo, hi, depth, np.int64(0), crit,
-                      iparams, fparams, work, mark, tmp, absolute)
+def _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, depth, crit,
+                     iparams, fparams, work, absolute):
+    mid, _ = process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, np.int64(0),
+                            crit, iparams, fparams, work, absolute)
     if mid < 0:
         make_leaf(ti, tf, node)
         tf[node, T_IMPROVEMENT] = 0.0

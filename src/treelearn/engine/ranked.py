@@ -1,0 +1,381 @@
+"""The ranked splitter: exact splits found by sorting the drawn features at each node (forests).
+
+Why a third dense layout. The presorted lists (:mod:`.exact`) keep every feature's rows in
+order at every node, so splitting a node moves all ``p`` features' entries (values, row ids,
+class codes, weights), whatever the node searches. A forest searches ``max_features`` of them
+(``sqrt(p)`` by default), so most of that work serves nothing: measured on one bootstrap tree
+of ``make_classification`` 800k x 28 (505k distinct rows, fully grown, one thread), the
+presorted engine took 3.1 s and scikit-learn 5.8 s, and on the covertype-shaped table (221k
+rows, 12 columns of 4 to 460 values) 0.87 s against scikit-learn's 0.85 s. Sorting only the
+drawn features at the node, as scikit-learn does, costs ``max_features x rows x log rows``
+instead; sorting *ranks* lets a radix sort do it in two or three linear passes.
+
+Data (prepared once per forest by :func:`rank_columns`, read by every tree):
+
+* ``ranks[f, row]``: the dense rank of the row's value among the distinct values of feature
+  ``f`` (uint32, one contiguous row per feature);
+* ``values[offsets[f] + r]``: the distinct values of feature ``f`` in increasing order (float32,
+  ``-0.0`` and ``0.0`` one value); NaN, when the feature has any, is the last rank
+  (``nan_rank[f]``, else -1), so missing values sort last as in the presorted lists.
+
+A tree's rows are its samples of positive weight in a buffer (:mod:`.samples`); a node owns a
+range of it. For each drawn feature the node's ranks are gathered; a feature constant at the
+node is recognised from the smallest and largest rank before anything is sorted (scikit-learn's
+rule: values within 1e-7 are equal). Otherwise the ranks are sorted with the node's class codes
+(or targets) and weights riding along (insertion sort up to :data:`INSERTION_MAX` rows, else a
+least-significant-digit radix sort of at most three passes over the node's span of ranks),
+turned back into values, and searched by :func:`treelearn.engine.exact.search_numeric`, the
+presorted engine's own search: the same cuts, thresholds, missing-value passes and random
+thresholds, in the same order, so both engines grow the same trees (the tests compare them,
+and scikit-learn's). The split partitions the sample range stably.
+
+Scope (checked by :func:`treelearn.engine.fit.ranked_applies`): depth-first growth, numeric
+features, binary splits, the criteria scanned from sums (not absolute error), missing values
+learned or imputed (not C4.5's fractional cases), no feature costs, C4.5 rules or statistical
+selection.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
+from .exact import search_numeric
+from .levels import MISSING_LEARN, N_RES, R_MB, R_SCORE, R_THR, SR_BEST
+from .nodes import (
+    G_BUDGET,
+    G_DONE,
+    G_NODES,
+    G_TOP,
+    P_CHUNK,
+    P_MAX_FEATURES,
+    P_MIN_LEAF,
+    P_MIN_WEIGHT_LEAF,
+    P_MODE,
+    P_RANDOM,
+    RUN_BUDGET,
+    RUN_DONE,
+    RUN_ROOM,
+    grow_rows,
+    make_leaf,
+    pop_node,
+    push,
+    splittable,
+)
+from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
+from .samples import open_samples, record_split, refused, two_way_improvement
+
+#: Nodes of at most this many rows are sorted by insertion (a radix pass costs its buckets).
+INSERTION_MAX = 32
+#: Widest radix digit (2048 buckets) and the row count from which it is used (narrower digits,
+#: 256 buckets, below: clearing the buckets costs more than an extra pass saves).
+WIDE_BITS = 11
+WIDE_FROM = 4096
+
+
+@njit
+def _same(a, b):
+    return a == b or (np.isnan(a) and np.isnan(b))
+
+
+@njit
+def rank_columns(sval, sidx):
+    """Ranks and distinct values of every feature from its presorted values ``sval`` and row
+    ids ``sidx`` (:func:`treelearn.engine.columns.presort`); returns ``(ranks, values,
+    offsets, nan_rank)`` as described in the module docstring."""
+    p, n = sval.shape
+    offsets = np.zeros(p + 1, dtype=np.int64)
+    for f in range(p):
+        c = 0
+        for k in range(n):
+            if k == 0 or not _same(sval[f, k], sval[f, k - 1]):
+                c += 1
+        offsets[f + 1] = offsets[f] + c
+    values = np.empty(offsets[p], dtype=np.float32)
+    ranks = np.empty((p, n), dtype=np.uint32)
+    nan_rank = np.full(p, -1, dtype=np.int64)
+    for f in range(p):
+        r = -1
+        base = offsets[f]
+        for k in range(n):
+            v = sval[f, k]
+            if k == 0 or not _same(v, sval[f, k - 1]):
+                r += 1
+                values[base + r] = v
+            ranks[f, sidx[f, k]] = r
+        if n > 0 and np.isnan(sval[f, n - 1]):
+            nan_rank[f] = r
+    return ranks, values, offsets, nan_rank
+
+
+def ranked_buffers(n: int, classification: bool, weighted: bool) -> tuple:
+    """The per-tree scratch of a node's sort and search, for nodes of up to ``n`` rows:
+    ``(keys, keys', V, C, C', R, R', W, W', node C, node R, node W, buckets, tmp)``; the
+    payload a fit does not have (targets of a classifier, class codes of a regressor, unit
+    weights) is None."""
+    def pair(dtype, present):
+        if not present:
+            return None, None
+        return np.empty((1, n), dtype=dtype), np.empty((1, n), dtype=dtype)
+
+    bC, tC = pair(np.int32, classification)
+    bR, tR = pair(np.float64, not classification)
+    bW, tW = pair(np.float64, weighted)
+    return (np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32),
+            np.empty((1, n), dtype=np.float32), bC, tC, bR, tR, bW, tW,
+            None if bC is None else np.empty(n, dtype=np.int32),
+            None if bR is None else np.empty(n), None if bW is None else np.empty(n),
+            np.zeros(1 << WIDE_BITS, dtype=np.int64), np.empty(n, dtype=np.int32))
+
+
+@noref
+def _node_payload(samples, lo, m, tgt, nC, nR, nW):
+    """The node's class codes, targets and weights in sample order (gathered once per node,
+    copied for each feature sorted)."""
+    ycls, yreg, w = tgt
+    for j in range(m):
+        s = samples[lo + j]
+        if nC is not None:
+            nC[j] = ycls[s]
+        if nR is not None:
+            nR[j] = yreg[s]
+        if nW is not None:
+            nW[j] = w[s]
+
+
+@noref
+def _gather(ranks, f, samples, lo, m, nan_r, keys, nC, nR, nW, bC, bR, bW):
+    """The node's ranks of feature ``f`` with their payload; returns the smallest and largest
+    rank of a known value and the number of missing values."""
+    kmin = np.int64(1) << 40
+    kmax = np.int64(-1)
+    nm = 0
+    for j in range(m):
+        k = np.int64(ranks[f, samples[lo + j]])
+        keys[j] = k
+        if k == nan_r:
+            nm += 1
+        else:
+            kmin = min(kmin, k)
+            kmax = max(kmax, k)
+        if bC is not None:
+            bC[0, j] = nC[j]
+        if bR is not None:
+            bR[0, j] = nR[j]
+        if bW is not None:
+            bW[0, j] = nW[j]
+    return kmin, kmax, nm
+
+
+@tiny
+def _move(sk, sC, sR, sW, a, dk, dC, dR, dW, b):
+    """Entry ``a`` of the source (key and payload) to place ``b`` of the destination."""
+    dk[b] = sk[a]
+    if sC is not None:
+        dC[0, b] = sC[0, a]
+    if sR is not None:
+        dR[0, b] = sR[0, a]
+    if sW is not None:
+        dW[0, b] = sW[0, a]
+
+
+@noref
+def _insertion(keys, bC, bR, bW, m, tk, tC, tR, tW):
+    """Insertion sort of the first ``m`` entries (place 0 of ``t*`` holds the one moved)."""
+    for a in range(1, m):
+        k = keys[a]
+        _move(keys, bC, bR, bW, a, tk, tC, tR, tW, np.int64(0))
+        b = a - 1
+        while b >= 0 and keys[b] > k:
+            _move(keys, bC, bR, bW, b, keys, bC, bR, bW, b + 1)
+            b -= 1
+        _move(tk, tC, tR, tW, np.int64(0), keys, bC, bR, bW, b + 1)
+
+
+@noref
+def _radix_pass(sk, sC, sR, sW, dk, dC, dR, dW, m, kmin, shift, mask, cnt):
+    """One stable counting pass on the digit ``(key - kmin) >> shift & mask``."""
+    for d in range(mask + 1):
+        cnt[d] = 0
+    for a in range(m):
+        cnt[((np.int64(sk[a]) - kmin) >> shift) & mask] += 1
+    total = 0
+    for d in range(mask + 1):
+        c = cnt[d]
+        cnt[d] = total
+        total += c
+    for a in range(m):
+        d = ((np.int64(sk[a]) - kmin) >> shift) & mask
+        pos = cnt[d]
+        cnt[d] = pos + 1
+        _move(sk, sC, sR, sW, a, dk, dC, dR, dW, pos)
+
+
+@noref
+def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt):
+    """Sort ``keys[:m]`` (ranks in ``[kmin, kmin + span]``) stably, their payload with them;
+    the result is in ``keys``, ``bC``, ``bR``, ``bW``."""
+    if m <= INSERTION_MAX:
+        _insertion(keys, bC, bR, bW, m, tk, tC, tR, tW)
+        return
+    bits = 0
+    while (span >> bits) > 0:
+        bits += 1
+    if bits == 0:
+        return
+    width = WIDE_BITS if m >= WIDE_FROM else 8
+    passes = (bits + width - 1) // width
+    width = (bits + passes - 1) // passes
+    mask = (np.int64(1) << width) - 1
+    for q in range(passes):
+        if q % 2 == 0:
+            _radix_pass(keys, bC, bR, bW, tk, tC, tR, tW, m, kmin, q * width, mask, cnt)
+        else:
+            _radix_pass(tk, tC, tR, tW, keys, bC, bR, bW, m, kmin, q * width, mask, cnt)
+    if passes % 2 == 1:
+        for a in range(m):
+            _move(tk, tC, tR, tW, a, keys, bC, bR, bW, a)
+
+
+@noref
+def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work):
+    """Best split of the node ``[lo, hi)``: features drawn as scikit-learn draws them, each
+    sorted and searched as described in the module docstring. Returns ``(found,
+    n_constants, missing_seen)`` with the winner in ``work`` (feature in ``best[R_SCORE]``)."""
+    (ranks, values, offsets, nan_rank, keys, tk, bV, bC, tC, bR, tR, bW, tW, nC, nR, nW, cnt,
+     _) = data
+    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
+     rng, afs, ajs) = work
+    m = hi - lo
+    S = nstats.shape[0]
+    mode = iparams[P_MODE]
+    random_split = iparams[P_RANDOM] != 0
+    z = np.int64(0)  # not the literal 0: see treelearn.engine.config
+    _node_payload(samples, lo, m, tgt, nC, nR, nW)
+    draw_start(draw, perm.shape[0], nconst)
+    best_score = -np.inf
+    found = False
+    seen = False
+    while True:
+        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        if f < 0:
+            break
+        kmin, kmax, nm = _gather(ranks, f, samples, lo, m, nan_rank[f], keys, nC, nR, nW, bC,
+                                 bR, bW)
+        off = offsets[f]
+        if nm == m:  # nothing known at the node
+            draw_result(draw, perm, np.bool_(False))
+            continue
+        mn = values[off + kmin]
+        mx = values[off + kmax]
+        one_value = mx <= mn + FEATURE_THRESHOLD
+        # the presorted engine's checks: the random splitter's, then search_numeric's
+        if one_value and (random_split or not (mode == MISSING_LEARN and nm > 0)):
+            draw_result(draw, perm, np.bool_(False))
+            continue
+        rand_thr = np.nan
+        if random_split:
+            rand_thr = random_threshold(mn, mx, rng)
+        top = nan_rank[f] if nm > 0 else kmax  # missing values: the last rank
+        sort_by_rank(keys, bC, bR, bW, m, kmin, top - kmin, tk, tC, tR, tW, cnt)
+        for a in range(m):
+            bV[0, a] = values[off + keys[a]]
+        usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
+                                mode, iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF],
+                                rand_thr, np.bool_(False), out)
+        draw_result(draw, perm, usable)
+        if not usable or out[R_SCORE] == -np.inf:
+            continue
+        if out[R_SCORE] > best_score:
+            best_score = out[R_SCORE]
+            found = True
+            seen = nm > 0
+            for q in range(N_RES):
+                best[q] = out[q]
+            best[R_SCORE] = f  # the winner's feature rides in the score slot
+            for k in range(S):
+                best_left[k] = st[SR_BEST, k]
+    return found, draw_finish(draw, perm, const_feats), seen
+
+
+@noref
+def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
+                   fparams, work):
+    """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
+    ranks, values, offsets, nan_rank = data[0], data[1], data[2], data[3]
+    tmp = data[17]
+    nstats = work[3]
+    best = work[7]
+    wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
+    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+        return -1, nconst
+    found, n_total, seen = search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit,
+                                         iparams, fparams, work)
+    if not found:
+        return -1, n_total
+    improvement = two_way_improvement(work, wn, imp, crit, fparams)
+    if refused(improvement, fparams):
+        return -1, n_total
+    f = int(best[R_SCORE])
+    thr = best[R_THR]
+    mb = int(best[R_MB])
+    off = offsets[f]
+    nan_r = nan_rank[f]
+    # stable partition: left the known values at most the threshold, and the missing ones
+    # when their branch is the left one
+    a = lo
+    b = 0
+    for i in range(lo, hi):
+        s = samples[i]
+        k = np.int64(ranks[f, s])
+        right = mb != 0 if k == nan_r else np.float64(values[off + k]) > thr
+        g = np.int64(right)
+        samples[a] = s
+        tmp[b] = s
+        a += 1 - g
+        b += g
+    for i in range(b):
+        samples[a + i] = tmp[i]
+    record_split(ti, tf, node, np.int64(f), thr, np.int64(mb), seen, improvement)
+    return a, n_total
+
+
+@noref
+def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams, work):
+    """The depth-first node loop, compiled without reference counting (each node's kernels
+    take some forty arrays: counting them cost a third of a fully grown tree's fit); returns
+    ``RUN_ROOM`` when its caller must grow the node table or the stack, else ``RUN_DONE`` or
+    ``RUN_BUDGET``. A node of ``m`` rows costs ``8 m + 64`` units of work."""
+    while gs[G_TOP] > 0:
+        if gs[G_BUDGET] <= 0:
+            return RUN_BUDGET
+        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_TOP] + 2 > stack.shape[0]:
+            return RUN_ROOM
+        node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
+        mid, n_total = process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
+                                      nconst, crit, iparams, fparams, work)
+        if mid < 0:
+            make_leaf(ti, tf, node)
+            continue
+        push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
+        push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
+    return RUN_DONE
+
+
+@njit
+def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
+                            work):
+    """Depth-first growth (scikit-learn's order and numbering), one chunk of work:
+    :func:`_run_depth_first` and the table growth it asks for. Returns the arrays that may
+    have been reallocated."""
+    gs[G_BUDGET] = iparams[P_CHUNK]
+    while _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
+                           work) == RUN_ROOM:
+        need = gs[G_NODES] + 1
+        ti = grow_rows(ti, need)
+        tf = grow_rows(tf, need)
+        tv = grow_rows(tv, need)
+        stack = grow_rows(stack, gs[G_TOP] + 2)
+    if gs[G_TOP] == 0:
+        gs[G_DONE] = 1
+    return ti, tf, tv, stack

@@ -1,0 +1,109 @@
+"""What the growers over a list of samples share: a node's statistics from its samples, the
+scikit-learn improvement of a two-way split, and the stable partition of the list.
+
+Two growers keep a node's rows as a range ``[lo, hi)`` of one buffer of sample ids instead of
+per-feature sorted lists: the sparse grower (:mod:`.sparse`, CSR input) and the ranked
+splitter (:mod:`.ranked`, forests). Both search a node's features their own way; before and
+after the search they do the same thing, written once here, and their node loops are one pair
+(:mod:`.grow_samples`).
+"""
+
+from __future__ import annotations
+
+from .config import EPSILON, njit
+from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from .levels import R_WLEFT
+from .nodes import (
+    N_FEATURE,
+    N_MB,
+    N_NB,
+    N_SEEN,
+    P_MIN_IMPURITY_DECREASE,
+    P_TOTAL_WEIGHT,
+    T_IMPROVEMENT,
+    T_THRESHOLD,
+    store_values,
+)
+
+
+@njit
+def sample_stats(samples, lo, hi, ycls, yreg, w, stats, is_reg):
+    """``stats`` = the statistics (class weights, or weighted sums of y and y**2) of the
+    samples ``samples[lo:hi]``, summed in their order; returns their weight."""
+    for k in range(stats.shape[0]):
+        stats[k] = 0.0
+    wn = 0.0
+    for i in range(lo, hi):
+        s = samples[i]
+        x = w[s]
+        if is_reg:
+            y = yreg[s]
+            stats[0] += x * y
+            stats[1] += x * y * y
+        else:
+            stats[ycls[s]] += x
+        wn += x
+    return wn
+
+
+@njit
+def open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats):
+    """The node's statistics, weight, impurity and value (class fractions or mean) from its
+    samples, written to the node table; returns ``(weight, impurity)``."""
+    ycls, yreg, w = tgt
+    wn = sample_stats(samples, lo, hi, ycls, yreg, w, nstats, crit >= SQUARED_ERROR)
+    return wn, store_values(tf, tv, node, nstats, wn, crit)
+
+
+@njit
+def two_way_improvement(work, wn, imp, crit, fparams):
+    """The weighted impurity decrease (scikit-learn's definition) of the best split in
+    ``work`` (its left statistics from the scan, the right ones the node's minus them)."""
+    nstats = work[3]
+    best = work[7]
+    best_left = work[8]
+    right = work[0][1]  # the stats workspace's second row: the statistics' width
+    wl = best[R_WLEFT]
+    wr = wn - wl
+    for k in range(nstats.shape[0]):
+        right[k] = nstats[k] - best_left[k]
+    imp_l = node_impurity(best_left, wl, crit)
+    imp_r = node_impurity(right, wr, crit)
+    return impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+
+
+@njit
+def refused(improvement, fparams):
+    """Whether a split's improvement falls short of ``min_impurity_decrease``."""
+    return improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]
+
+
+@njit
+def record_split(ti, tf, node, f, thr, mb, seen, improvement):
+    """Store the node's numeric two-way split: feature, threshold, the branch of missing
+    values (0 left, 1 right), whether any were met at the node, and the improvement."""
+    ti[node, N_FEATURE] = f
+    ti[node, N_NB] = 2
+    ti[node, N_MB] = mb
+    ti[node, N_SEEN] = 1 if seen else 0
+    tf[node, T_THRESHOLD] = thr
+    tf[node, T_IMPROVEMENT] = improvement
+
+
+@njit
+def partition_samples(samples, lo, hi, goes_left, tmp):
+    """Stable in-place partition of ``samples[lo:hi]``; returns the number going left."""
+    a = lo
+    b = 0
+    for i in range(lo, hi):
+        s = samples[i]
+        if goes_left[s]:
+            samples[a] = s
+            a += 1
+        else:
+            tmp[b] = s
+            b += 1
+    for i in range(b):
+        samples[a + i] = tmp[i]
+    return a - lo
+
