@@ -328,6 +328,61 @@ def test_packed_records_store_every_tree_exactly(seed):
         assert packed.tree(k, t.n_features, t.n_classes) == t
 
 
+_PACK_ARRAYS = ("roots", "records", "leaf_value", "original", "n_samples", "thresholds",
+                "counts", "impurity", "node_value", "weights")
+
+
+def _assert_same_pack(a, b):
+    assert (a.n_trees, a.node_count, a.stored, a.binary) == (b.n_trees, b.node_count,
+                                                            b.stored, b.binary)
+    for name in _PACK_ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@given(st.integers(0, 10_000))
+def test_packs_of_one_tree_join_into_the_pack_of_all(seed):
+    """A forest packs each tree on the thread that grew it and joins the packs: the same
+    arrays as packing all trees at once, also when only some trees' class weights are whole
+    numbers (counts) or a tree is numbered best first."""
+    rng = np.random.default_rng(seed)
+    X, y = _classification(150, 6, seed % 40)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    trees = []
+    for k in range(4):
+        whole = seed % 3 != 0 or k != 2
+        w = rng.integers(0, 4, y.size).astype(float) if whole else rng.uniform(0.1, 2, y.size)
+        kw = {"max_leaf_nodes": 12} if k == seed % 5 else {}
+        trees.append(tl.DecisionTreeClassifier(random_state=k, **kw).fit(X, y, w).tree_)
+    cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 2 else None
+    kw = dict(normalize=True, store=True, crit=0)
+    together = PackedForest(trees, cols, **kw)
+    joined = PackedForest.concat([
+        PackedForest([t], None if cols is None else [cols[k]], **kw) if k != 1 else
+        PackedForest(trees[1:3], None if cols is None else cols[1:3], **kw)
+        for k, t in enumerate(trees) if k != 2])
+    _assert_same_pack(joined, together)
+    for k, t in enumerate(trees):
+        assert joined.tree(k, t.n_features, t.n_classes) == t
+    Xt = rng.normal(size=(30, 6)).astype(np.float32)
+    np.testing.assert_array_equal(joined.sum(Xt), together.sum(Xt))
+    cat = tl.DecisionTreeClassifier(random_state=0).fit(
+        pd.DataFrame({"c": pd.Categorical(rng.integers(0, 4, y.size)), "x": X[:, 0]}), y)
+    assert PackedForest.concat([PackedForest([trees[0]], **kw),
+                                PackedForest([cat.tree_], **kw)]) is None  # not binary
+
+
+def test_a_warm_started_forest_packs_as_a_fresh_one():
+    X, y = _classification()
+    fresh = tl.RandomForestClassifier(n_estimators=7, random_state=2).fit(X, y)
+    warm = tl.RandomForestClassifier(n_estimators=3, random_state=2, warm_start=True)
+    warm.fit(X, y).set_params(n_estimators=7).fit(X, y)
+    _assert_same_pack(warm._packed, fresh._packed)
+    np.testing.assert_array_equal(warm.feature_importances_, fresh.feature_importances_)
+
+
 def test_a_forest_holds_its_trees_once_in_the_records():
     X, y = make_classification(3000, 10, random_state=0)
     rf = tl.RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y)

@@ -246,24 +246,27 @@ class _BaseEnsemble(BaseEstimator):
                 tree._fit_encoded(X, X_raw, y, w, tgt, shared)
             else:
                 _fit_columns(tree, cols, X, X_raw, y, w, tgt)
-            return tree, cols
+            # packed here, on the tree's thread: packing is as long as a small tree's fit
+            return tree, cols, self._pack_one(tree, cols, p)
 
+        old_pack = self._packed_pieces(len(old)) if old else []
         if threads == 1:
             grown = [grow(k) for k in range(more)]
         else:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 grown = list(pool.map(grow, range(more)))
-        self.estimators_ = old + [t for t, _ in grown]
+        self.estimators_ = old + [t for t, _, _ in grown]
         if self._uses_subspaces():
             old_cols = list(getattr(self, "estimators_features_", [])) if old else []
             self.estimators_features_ = old_cols + [
-                np.arange(p) if c is None else c for _, c in grown]
+                np.arange(p) if c is None else c for _, c, _ in grown]
         # what redraws each tree's sample (out-of-bag rows), with the trees' random_state
         self._sampling = {"n_draws": n_draws, "n_train": n, "n_features": p,
                           "base_w": base_w}
         self.__dict__.update(data)
         self.n_outputs_ = 1
-        self._pack()
+        pieces = None if old_pack is None else old_pack + [q for _, _, q in grown]
+        self._pack(pieces)
         if self.oob_score:
             self._set_oob(X, y, ycls)
         else:
@@ -293,21 +296,46 @@ class _BaseEnsemble(BaseEstimator):
         check_memory(need, what, alt + " Fewer threads (n_jobs) need less too.")
 
     # -- prediction ----------------------------------------------------------------------------
-    def _pack(self) -> None:
+    def _pack_one(self, tree, cols, p: int) -> tuple[PackedForest, np.ndarray | None]:
+        """One tree packed (:meth:`_pack`) and its importances over the ``p`` columns."""
+        template = self._template()
+        piece = PackedForest([tree.tree_], None if cols is None else [cols],
+                             normalize=is_classifier(self), store=True,
+                             crit=template._criteria.get(template.criterion))
+        return piece, tree.feature_importances_ if tree.tree_.node_count > 1 else None
+
+    def _packed_pieces(self, n_old: int) -> list | None:
+        """The pieces :meth:`_pack` starts from when a warm start adds trees to ``n_old``
+        fitted ones: their packed forest and importances (None: pack all trees anew)."""
+        packed = getattr(self, "_packed", None)
+        if packed is None or packed.n_trees != n_old or not (packed.binary and packed.stored):
+            return None
+        return [(packed, list(self._tree_importances))]
+
+    def _pack(self, pieces: list | None = None) -> None:
         """Pack the trees for prediction; where the packed records can also store them (binary
         numeric trees), the members keep no tree of their own: :class:`Members` rebuilds one
-        when it is asked for."""
-        feats = getattr(self, "estimators_features_", None)
+        when it is asked for. ``pieces``: the trees already packed in order, with their
+        importances (:meth:`_pack_one`), joined here when they all store their trees."""
         members = list(self.estimators_)
-        template = self._template()
-        crit = template._criteria.get(template.criterion)
-        self._packed = PackedForest([t.tree_ for t in members], feats,
-                                    normalize=is_classifier(self), store=True, crit=crit)
-        # each tree's importances now: afterwards a tree is rebuilt only when asked for
-        self._tree_importances = [t.feature_importances_ if t.tree_.node_count > 1 else None
-                                  for t in members]
-        if self._packed.stored:
-            self.estimators_ = Members(self._packed, members)
+        packed = None
+        if pieces is not None:
+            packed = PackedForest.concat([q for q, _ in pieces])
+        if packed is not None:
+            self._tree_importances = [imp for _, i in pieces
+                                      for imp in (i if isinstance(i, list) else [i])]
+        else:
+            feats = getattr(self, "estimators_features_", None)
+            template = self._template()
+            crit = template._criteria.get(template.criterion)
+            packed = PackedForest([t.tree_ for t in members], feats,
+                                  normalize=is_classifier(self), store=True, crit=crit)
+            # each tree's importances now: afterwards a tree is rebuilt only when asked for
+            self._tree_importances = [t.feature_importances_ if t.tree_.node_count > 1
+                                      else None for t in members]
+        self._packed = packed
+        if packed.stored:
+            self.estimators_ = Members(packed, members)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")

@@ -320,6 +320,77 @@ class PackedForest:
         else:
             self._pack_general(trees, feats, starts)
 
+    @classmethod
+    def concat(cls, pieces: list[PackedForest]) -> PackedForest | None:
+        """The packed forest of the trees of ``pieces``, in order: packs of binary trees that
+        store them, made one by one (a forest packs each tree on the thread that grew it),
+        with the same arrays as packing all the trees at once. None when a piece is not such
+        a pack (the caller packs the trees together then)."""
+        if not pieces or any(not (p.binary and p.stored) for p in pieces):
+            return None
+        first = pieces[0]
+        sizes = np.array([p.node_count for p in pieces], dtype=np.int64)
+        total = int(sizes.sum())
+        if total >= np.iinfo(np.int32).max // 2:
+            raise ValueError(f"the forest has {total:,} nodes; packing holds at most 2**30")
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        out = cls.__new__(cls)
+        out.n_trees = sum(p.n_trees for p in pieces)
+        out.node_count = total
+        out.roots = np.concatenate([p.roots + s for p, s in zip(pieces, starts, strict=True)
+                                    ]).astype(np.int32)
+        out._values = None
+        out.n_values = first.n_values
+        out.fractional = False
+        out.binary = True
+        out._normalize = first._normalize
+        feats = [p._features for p in pieces]
+        out._features = None if all(f is None for f in feats) else [
+            a for p, f in zip(pieces, feats, strict=True)
+            for a in (f if f is not None else [None] * p.n_trees)]
+        recs = []
+        n_leaf = n_inner = 0
+        for p, start in zip(pieces, starts, strict=True):
+            rec = p.records.copy()
+            rec[:, 0] += start  # child (or, at a leaf, itself)
+            slot = rec[:, 3]
+            leaf = slot >= 0
+            slot[leaf] += n_leaf  # a leaf's row of leaf_value
+            slot[~leaf] -= n_inner  # -2 - r: the r-th split node's threshold
+            recs.append(rec)
+            n_leaf += int(leaf.sum())
+            n_inner += int((~leaf).sum())
+        out.records = np.concatenate(recs)
+        out.leaf_value = np.concatenate([p.leaf_value for p in pieces])
+        out.original = None if all(p.original is None for p in pieces) else np.concatenate(
+            [p.original if p.original is not None else p._preorder() for p in pieces])
+        out.stored = True
+        out._crit = first._crit
+        out.n_samples = np.concatenate([p.n_samples for p in pieces])
+        out.thresholds = np.concatenate([p.thresholds for p in pieces])
+        if all(p.counts is not None for p in pieces):
+            out.counts = np.concatenate([p.counts for p in pieces])
+            out.node_value = out.weights = None
+            out.impurity = None if all(p.impurity is None for p in pieces) else np.concatenate(
+                [p.impurity if p.impurity is not None else
+                 class_impurities(p.counts, p._crit, np.empty(p.node_count)) for p in pieces])
+        else:
+            parts = [p._stored_values() for p in pieces]
+            out.counts = None
+            out.node_value, out.weights, out.impurity = (
+                np.concatenate(a) for a in zip(*parts, strict=True))
+        return out
+
+    def _stored_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(value, weight, impurity) of every node, in the records' order."""
+        if self.counts is None:
+            return self.node_value, self.weights, self.impurity
+        c = self.counts.astype(np.float64)
+        w = c.sum(axis=1)
+        imp = self.impurity if self.impurity is not None else class_impurities(
+            self.counts, self._crit, np.empty(self.node_count))
+        return c / w[:, None], w, imp
+
     def _leaf_values(self, k: int, tree: Tree, nodes: np.ndarray) -> np.ndarray:
         """Values of the leaves ``nodes`` of tree ``k`` (class fractions when normalizing)."""
         if self._values is not None:
