@@ -53,6 +53,7 @@ from .._estimators import (
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
 from .._memory import check as check_memory
+from .._tree import CHECK_TRUSTED
 from .._validation import (
     RANDOM_STATE,
     InstanceOf,
@@ -301,7 +302,8 @@ class _BaseEnsemble(BaseEstimator):
         template = self._template()
         piece = PackedForest([tree.tree_], None if cols is None else [cols],
                              normalize=is_classifier(self), store=True,
-                             crit=template._criteria.get(template.criterion))
+                             crit=template._criteria.get(template.criterion),
+                             verify=CHECK_TRUSTED)
         return piece, tree.feature_importances_ if tree.tree_.node_count > 1 else None
 
     def _packed_pieces(self, n_old: int) -> list | None:

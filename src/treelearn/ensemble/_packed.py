@@ -289,11 +289,17 @@ class PackedForest:
     crit : int, optional
         The trees' criterion code (:mod:`treelearn.engine.criteria`), for impurities
         recomputed from class counts.
+    verify : bool, default=True
+        With ``store``, rebuild every tree from the records and keep the trees instead where
+        one differs. Trees just grown by treelearn's growers pass by construction: a forest
+        skips the rebuild (a third of its packing) except in the test suite
+        (``TREELEARN_CHECK_TREES=1``, as for :class:`treelearn._tree.Tree`'s invariants);
+        trees from elsewhere (a model file) are always rebuilt.
     """
 
     def __init__(self, trees: list[Tree], features: list[np.ndarray] | None = None,
                  normalize: bool = False, values: list[np.ndarray] | None = None,
-                 store: bool = False, crit: int | None = None):
+                 store: bool = False, crit: int | None = None, verify: bool = True):
         if not trees:
             raise ValueError("a packed forest needs at least one tree")
         counts = np.array([t.node_count for t in trees], dtype=np.int64)
@@ -316,7 +322,7 @@ class PackedForest:
         feats = [self._global_features(t, None if features is None else features[k])
                  for k, t in enumerate(trees)]
         if self.binary:
-            self._pack_binary(trees, feats, starts, store, crit)
+            self._pack_binary(trees, feats, starts, store, crit, verify)
         else:
             self._pack_general(trees, feats, starts)
 
@@ -409,7 +415,7 @@ class PackedForest:
             f = np.where(f >= 0, np.asarray(cols)[np.maximum(f, 0)], f)
         return f
 
-    def _pack_binary(self, trees, feats, starts, store, crit) -> None:
+    def _pack_binary(self, trees, feats, starts, store, crit, verify) -> None:
         total = self.node_count
         rec = np.empty((total, 4), dtype=np.int32)
         rec_f = rec.view(np.float32)
@@ -443,7 +449,7 @@ class PackedForest:
         self.original = None
         self._drop_store()
         if store:
-            self._store(trees, order_all, crit)
+            self._store(trees, order_all, crit, verify)
         if not self.stored:
             self.original = order_all.astype(np.int32)
 
@@ -452,7 +458,7 @@ class PackedForest:
         return preorder_ids(self.records, self.roots, self.node_count,
                             np.empty(self.node_count, dtype=np.int32))
 
-    def _store(self, trees, order_all, crit) -> None:
+    def _store(self, trees, order_all, crit, verify) -> None:
         """Keep what :meth:`tree` needs besides the records, in the records' order, if every
         tree then comes back exactly; else leave :attr:`stored` False."""
         cat = np.concatenate
@@ -489,6 +495,8 @@ class PackedForest:
         self.stored = True
         if not np.array_equal(self._preorder(), order_all):
             self.original = order_all.astype(np.int32)  # best-first numbering
+        if not verify:
+            return
         for k, t in enumerate(trees):
             if self.tree(k, t.n_features, t.n_classes) != t:
                 self._drop_store()
