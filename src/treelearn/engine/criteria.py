@@ -68,7 +68,7 @@ LN2 = math.log(2.0)
 
 
 @tiny
-def _plog2p(c, w):
+def plog2p(c, w):
     """``p log2 p`` of ``p = c / w`` (0 for ``c = 0``): one term of :func:`entropy`, the
     same operations in the same order."""
     if c > 0.0:
@@ -82,7 +82,7 @@ def entropy(stats: np.ndarray, w: float) -> float:
     """Entropy in bits of the class weights ``stats`` summing to ``w``."""
     h = 0.0
     for k in range(stats.shape[0]):
-        h -= _plog2p(stats[k], w)
+        h -= plog2p(stats[k], w)
     return h
 
 
@@ -166,8 +166,8 @@ def proxy_two(l0, l1, wl, r0, r1, wr, crit):
     if crit == GINI:
         return -wr * (1.0 - (r0 * r0 + r1 * r1) / (wr * wr)) \
             - wl * (1.0 - (l0 * l0 + l1 * l1) / (wl * wl))
-    hl = 0.0 - _plog2p(l0, wl) - _plog2p(l1, wl)
-    hr = 0.0 - _plog2p(r0, wr) - _plog2p(r1, wr)
+    hl = 0.0 - plog2p(l0, wl) - plog2p(l1, wl)
+    hr = 0.0 - plog2p(r0, wr) - plog2p(r1, wr)
     return -wr * hr - wl * hl
 
 

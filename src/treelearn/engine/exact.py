@@ -24,8 +24,6 @@ one pass and searched by :func:`treelearn.engine.levels.search_summary`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .config import FEATURE_THRESHOLD, noref, tiny
@@ -34,9 +32,9 @@ from .criteria import (
     ENTROPY,
     GAIN_RATIO,
     GINI,
-    LN2,
     MISCLASSIFICATION,
     SQUARED_ERROR,
+    plog2p,
     proxy_two,
     split_proxy,
 )
@@ -141,14 +139,8 @@ def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
         hl = 0.0
         hr = 0.0
         for k in range(S):
-            c = st[SR_LEFT, k]
-            if c > 0.0:
-                p = c / wl
-                hl -= p * (math.log(p) / LN2)
-            c = st[SR_RIGHT, k]
-            if c > 0.0:
-                p = c / wr
-                hr -= p * (math.log(p) / LN2)
+            hl -= plog2p(st[SR_LEFT, k], wl)
+            hr -= plog2p(st[SR_RIGHT, k], wr)
         return -wr * hr - wl * hl
     if crit == MISCLASSIFICATION:
         ml = 0.0
