@@ -830,6 +830,24 @@ def test_an_interrupted_forest_fit_leaves_the_forest_as_it_was():
         assert est.estimators_ is before["estimators_"]
 
 
+def test_the_memory_estimate_follows_the_engine_the_trees_will_use():
+    """Exact forests drawing few features grow with the ranked splitter, which needs no
+    per-tree copy of sorted lists: their estimate is the ranked splitter's."""
+    from treelearn.engine.fit import fit_bytes, ranked_bytes
+
+    X = np.zeros((10, 9), dtype=np.float32)
+    likely = tl.RandomForestClassifier._ranked_likely
+    tree = tl.DecisionTreeClassifier
+    assert likely(tree(max_features="sqrt"), X, 9)
+    assert not likely(tree(max_features=4), X, 9)  # more than a third
+    assert not likely(tree(max_features="sqrt", splitter="hist"), X, 9)
+    assert not likely(tree(max_features="sqrt", max_leaf_nodes=8), X, 9)
+    assert not likely(tree(max_features="sqrt"), pd.DataFrame(X), 9)  # may hold categories
+    assert not likely(tree(max_features=20), X, 9)  # invalid: the fit says so later
+    n, p = 1_000_000, 40
+    assert ranked_bytes(n, p, 2, 2) < (fit_bytes(n, p, "best", 2, True) * 3) / 3
+
+
 def test_a_forest_too_big_for_the_memory_limit_says_so(monkeypatch):
     from treelearn import _memory
 

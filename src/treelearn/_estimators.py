@@ -135,27 +135,30 @@ class _Settings:
         return iparams, fparams
 
 
+def resolve_max_features(mf, n_features: int) -> int:
+    """The number of features a node draws for ``max_features=mf`` (scikit-learn's rules)."""
+    if mf is None:
+        return n_features
+    if mf == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if mf == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(mf, Integral):
+        if mf > n_features:
+            raise ValueError(
+                f"max_features must be at most n_features={n_features}; got max_features={mf}."
+            )
+        return int(mf)
+    return max(1, int(mf * n_features))
+
+
 def _resolve(est, n_samples: int, n_features: int, sample_weight: np.ndarray) -> _Settings:
     msl = est.min_samples_leaf
     min_samples_leaf = msl if isinstance(msl, Integral) else math.ceil(msl * n_samples)
     mss = est.min_samples_split
     min_samples_split = mss if isinstance(mss, Integral) else max(2, math.ceil(mss * n_samples))
     min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
-    mf = est.max_features
-    if mf is None:
-        max_features = n_features
-    elif mf == "sqrt":
-        max_features = max(1, int(np.sqrt(n_features)))
-    elif mf == "log2":
-        max_features = max(1, int(np.log2(n_features)))
-    elif isinstance(mf, Integral):
-        if mf > n_features:
-            raise ValueError(
-                f"max_features must be at most n_features={n_features}; got max_features={mf}."
-            )
-        max_features = mf
-    else:
-        max_features = max(1, int(mf * n_features))
+    max_features = resolve_max_features(est.max_features, n_features)
     rng = check_random_state(est.random_state)
     return _Settings(
         max_depth=MAX_INT if est.max_depth is None else int(est.max_depth),

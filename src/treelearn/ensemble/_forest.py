@@ -49,6 +49,7 @@ from .._estimators import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     _Shared,
+    resolve_max_features,
 )
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
@@ -64,7 +65,7 @@ from .._validation import (
     check_y_missing,
     validate_params,
 )
-from ..engine.fit import fit_bytes, memory_alternatives
+from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ._packed import Members, PackedForest
 
 #: Parameters of a forest that are passed to each of its trees.
@@ -288,13 +289,33 @@ class _BaseEnsemble(BaseEstimator):
             return
         n, p = int(shape[0]), int(shape[1])
         n_stats = 4 if is_classifier(template) else 0
-        one = fit_bytes(n, p, template.splitter, n_stats, True, None, int(template.max_bins))
-        # the shared presort or bins, plus one tree's buffers per thread
-        need = one * (1 + threads) + 4 * n * p
+        if self._ranked_likely(template, X, p):
+            need = ranked_bytes(n, p, n_stats, threads)
+        else:
+            one = fit_bytes(n, p, template.splitter, n_stats, True, None,
+                            int(template.max_bins))
+            # the shared presort or bins, plus one tree's buffers per thread
+            need = one * (1 + threads) + 4 * n * p
         what = (f"Fitting {type(self).__name__}(splitter={template.splitter!r}, "
                 f"n_jobs={self.n_jobs}) on {n:,} rows x {p:,} features")
         alt = memory_alternatives(template.splitter, n, p, n_stats, True)
         check_memory(need, what, alt + " Fewer threads (n_jobs) need less too.")
+
+    @staticmethod
+    def _ranked_likely(template, X, p: int) -> bool:
+        """Whether the trees will grow with the ranked splitter
+        (:func:`treelearn.engine.fit.ranked_applies`), as far as the settings and the kind of
+        X tell before X is validated (a DataFrame may hold categories: no)."""
+        try:
+            mf = resolve_max_features(template.max_features, p)
+        except ValueError:
+            return False
+        return (template.splitter != "hist" and isinstance(X, np.ndarray)
+                and template.categorical_features in (None, "auto")
+                and template.max_leaf_nodes is None and template.criterion != "absolute_error"
+                and template.missing != "c45" and template.feature_costs is None
+                and template.selection != "test" and not template.average_gain
+                and not template.threshold_penalty and RANKED_FRACTION * mf <= p)
 
     # -- prediction ----------------------------------------------------------------------------
     def _pack_one(self, tree, cols, p: int) -> tuple[PackedForest, np.ndarray | None]:
