@@ -366,7 +366,7 @@ def test_packs_of_one_tree_join_into_the_pack_of_all(seed):
     _assert_same_pack(joined, together)
     for k, t in enumerate(trees):
         assert joined.tree(k, t.n_features, t.n_classes) == t
-    Xt = rng.normal(size=(30, 6)).astype(np.float32)
+    Xt = rng.normal(size=(30, 6 if cols is None else 9)).astype(np.float32)
     np.testing.assert_array_equal(joined.sum(Xt), together.sum(Xt))
     cat = tl.DecisionTreeClassifier(random_state=0).fit(
         pd.DataFrame({"c": pd.Categorical(rng.integers(0, 4, y.size)), "x": X[:, 0]}), y)
