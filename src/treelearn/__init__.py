@@ -2,9 +2,9 @@
 
 Public names: the estimators :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`,
 the textbook presets :class:`ID3Classifier`, :class:`C45Classifier`, :class:`CARTClassifier`
-and :class:`CARTRegressor`, the ensembles of :mod:`treelearn.ensemble` (bagging, random
-forests, extra trees, AdaBoost, the OneR and majority baselines), the :class:`Binner` of the
-histogram splitter, the flat
+and :class:`CARTRegressor`, the model tree :class:`M5Regressor`, the ensembles of
+:mod:`treelearn.ensemble` (bagging, random forests, extra trees, AdaBoost, the OneR and
+majority baselines), the :class:`Binner` of the histogram splitter, the flat
 :class:`Tree`, converters :func:`to_sklearn` / :func:`from_sklearn`, from :mod:`treelearn.export`
 the readers of a tree (:func:`export_text`, :func:`export_rules`, :func:`export_python`,
 :func:`export_sql`, :func:`export_graphviz`, :func:`plot_tree`, :func:`plot_decision_regions`
@@ -21,6 +21,7 @@ from ._estimators import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ID3Classifier,
+    M5Regressor,
 )
 from ._tree import Tree
 from ._version import __version__
@@ -57,6 +58,7 @@ __all__ = [
     "C45Classifier",
     "CARTClassifier",
     "CARTRegressor",
+    "M5Regressor",
     "ID3Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",

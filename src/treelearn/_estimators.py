@@ -62,6 +62,7 @@ from .engine.grow_exact import COST_NONE, COST_NUNEZ, COST_TAN
 from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN
 from .engine.random import RAND_R_MAX
 from .engine.ranked import rank_columns
+from .model_trees import ESTIMATES, FEATURE_SETS, fit_linear_leaves
 from .pruning._bottom_up import collapse_bottom_up
 from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
@@ -93,7 +94,7 @@ _COMMON_CONSTRAINTS = {
     "feature_costs": [InstanceOf((list, tuple, np.ndarray, dict), "a sequence or dict"), None],
     "cost_function": [Options(("tan", "nunez"))],
     "cost_weight": [Interval("real", 0.0, None), Interval("int", 0, None)],
-    "prune": [Options(("cv", "reduced_error", "pessimistic", "mdl")), None],
+    "prune": [Options(("cv", "reduced_error", "pessimistic", "mdl", "m5")), None],
     "prune_cv": [Interval("int", 2, None),
                  HasMethods(("split", "get_n_splits"), "a cross-validation splitter")],
     "prune_rule": [Options(("1se", "min"))],
@@ -237,6 +238,18 @@ class _Shared:
             return self.ranked
 
 
+def _min_impurity_split(est, yreg: np.ndarray, w: np.ndarray) -> float:
+    """M5's stopping rule as a variance: a node whose target standard deviation is below
+    ``min_sd_fraction`` of the root's is a leaf (0: no such rule)."""
+    frac = float(getattr(est, "min_sd_fraction", 0.0))
+    if frac <= 0.0 or not yreg.size:
+        return 0.0
+    wt = float(w.sum())
+    mean = float(np.dot(w, yreg)) / wt
+    var = float(np.dot(w, (yreg - mean) ** 2)) / wt
+    return frac * frac * var
+
+
 def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, costs, binner: Binner | None,
           shared: _Shared | None = None) -> Tree:
@@ -264,6 +277,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         min_count=int(est.min_level_count), smooth=float(est.level_smoothing),
         selection=int(_resolve_selection(est) == "test"), alpha=float(est.selection_alpha),
         average_gain=bool(est.average_gain), threshold_penalty=bool(est.threshold_penalty),
+        min_impurity_split=_min_impurity_split(est, yreg, w),
     )
     if shared is None and sp.issparse(X):
         if np.isnan(X.data).any():
@@ -442,8 +456,15 @@ class BaseDecisionTree(BaseEstimator):
             self.__dict__.pop(stale, None)
         if self.prune is not None:
             self.unpruned_tree_ = tree
-            tree = self._post_prune(tree, X, X_raw, y, sw, ycls, yreg, w, crit, validation,
-                                    settings.seed)
+            if self.prune != "m5":  # M5's pruning is part of fitting the leaf models
+                tree = self._post_prune(tree, X, X_raw, y, sw, ycls, yreg, w, crit,
+                                        validation, settings.seed)
+        if getattr(self, "linear_leaves", False):
+            tree = fit_linear_leaves(
+                tree, X, yreg, w_grow, is_categorical=self.is_categorical_,
+                features=self.linear_features, smoothing=float(self.smoothing),
+                prune=self.prune == "m5", drop_attributes=bool(self.drop_attributes),
+                alpha=float(self.ridge_alpha), estimate=self.linear_estimate)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
@@ -493,6 +514,8 @@ class BaseDecisionTree(BaseEstimator):
             return tree
         root_loss = tree_node_losses(tree, X, codes, targets, w, cost)[0] / max(w.sum(), 1e-300)
         base = clone(self).set_params(prune=None, ccp_alpha=0.0)
+        if getattr(base, "linear_leaves", False):
+            base.set_params(linear_leaves=False)  # the folds measure the constant tree
         # Folds refit from the input: raw tables (levels are learned per fold), the validated
         # matrix otherwise; labels as validated (1-d).
         X_cv = _indexable(X_raw) if self.is_categorical_.any() else X
@@ -509,7 +532,13 @@ class BaseDecisionTree(BaseEstimator):
                              'ccp_alpha at 0 (or use prune=None with ccp_alpha).')
         if self.prune in ("pessimistic", "mdl") and not is_classifier(self):
             raise ValueError(f'prune="{self.prune}" is defined for classification trees; '
-                             'regression trees support "cv" and "reduced_error".')
+                             'regression trees support "cv", "reduced_error" and "m5".')
+        if self.prune == "m5" and not getattr(self, "linear_leaves", False):
+            raise ValueError('prune="m5" prunes a model tree; it needs linear_leaves=True '
+                             "(a DecisionTreeRegressor or M5Regressor).")
+        if getattr(self, "linear_leaves", False) and self.missing == "c45":
+            raise ValueError('linear_leaves=True needs missing values sent one way at each node '
+                             '(missing="learn" or "impute"), not missing="c45".')
 
     def _validation_rows(self, n: int, ycls: np.ndarray, seed: int):
         """Rows held out for reduced-error pruning (``validation_fraction``, stratified for
@@ -1028,10 +1057,38 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : {"squared_error", "absolute_error"}, default="squared_error"
+    criterion : {"squared_error", "absolute_error", "sdr"}, default="squared_error"
         "squared_error" minimises the weighted variance and predicts leaf means;
-        "absolute_error" minimises the mean absolute deviation and predicts leaf weighted medians.
+        "absolute_error" minimises the mean absolute deviation and predicts leaf weighted
+        medians; "sdr" maximises the standard deviation reduction (Quinlan's M5) and predicts
+        leaf means.
     """ + _DOC_PARAMS + """
+    linear_leaves : bool, default=False
+        Fit a linear model at every leaf (a model tree, :mod:`treelearn.model_trees`):
+        after growing (and pruning), each node gets a least-squares model on the numeric
+        features ``linear_features`` allows, from per-node sufficient statistics. ``prune="m5"``
+        then prunes where a node's model is estimated no worse than its subtree.
+    linear_features : {"subtree", "path"}, default="subtree"
+        The features a node's model may use: those tested in its subtree (M5; a leaf of the
+        grown tree is then a constant, made linear by smoothing and pruning), or those
+        tested on the path from the root to it (LightGBM's ``linear_tree``).
+    smoothing : float, default=15.0
+        M5's smoothing constant ``k``: along the path from a leaf to the root each
+        prediction is blended with the parent model's, ``(n p + k q) / (n + k)``, folded into
+        the leaf's coefficients. 0 turns smoothing off. Used with ``linear_leaves``.
+    drop_attributes : bool, default=True
+        M5's greedy attribute dropping: remove the attribute whose removal raises the squared
+        error least while the error estimate does not increase.
+    ridge_alpha : float, default=0.0
+        Ridge regularisation of the leaf models: each diagonal entry of the centred normal
+        equations is multiplied by ``1 + ridge_alpha`` (ridge on standardized features).
+    linear_estimate : {"m5", "weka"}, default="m5"
+        The error estimate of dropping and M5 pruning: "m5", the book's
+        ``mean |residual| * (n + v) / (n - v)``; "weka", Weka M5P's
+        ``rmse * (n + 2 v) / (n - v)``.
+    min_sd_fraction : float, default=0.0
+        M5's stopping rule: a node whose target standard deviation is below this fraction
+        of the root's is not split (M5 uses 0.05).
     Attributes
     ----------
 """ + _DOC_ATTRIBUTES + """
@@ -1048,7 +1105,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  prune_cv=10, prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
                  subtree_raising=False, validation_fraction=0.2, n_jobs=None,
                  min_level_count=1, level_smoothing=0.0, selection="auto",
-                 selection_alpha=1.0, average_gain=False, threshold_penalty=False):
+                 selection_alpha=1.0, average_gain=False, threshold_penalty=False,
+                 linear_leaves=False, linear_features="subtree", smoothing=15.0,
+                 drop_attributes=True, ridge_alpha=0.0, linear_estimate="m5",
+                 min_sd_fraction=0.0):
         super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -1067,6 +1127,24 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                          min_level_count=min_level_count, level_smoothing=level_smoothing,
                          selection=selection, selection_alpha=selection_alpha,
                          average_gain=average_gain, threshold_penalty=threshold_penalty)
+        self.linear_leaves = linear_leaves
+        self.linear_features = linear_features
+        self.smoothing = smoothing
+        self.drop_attributes = drop_attributes
+        self.ridge_alpha = ridge_alpha
+        self.linear_estimate = linear_estimate
+        self.min_sd_fraction = min_sd_fraction
+
+    def _constraints(self) -> dict:
+        return {**super()._constraints(),
+                "linear_leaves": [InstanceOf((bool, np.bool_), "a bool")],
+                "linear_features": [Options(FEATURE_SETS)],
+                "smoothing": [Interval("real", 0.0, None), Interval("int", 0, None)],
+                "drop_attributes": [InstanceOf((bool, np.bool_), "a bool")],
+                "ridge_alpha": [Interval("real", 0.0, None), Interval("int", 0, None)],
+                "linear_estimate": [Options(tuple(ESTIMATES))],
+                "min_sd_fraction": [Interval("real", 0.0, 1.0, "left"),
+                                    Interval("int", 0, 0)]}
 
     def _encode_target(self, y, w):
         if y.dtype.kind not in "biuf":
@@ -1084,7 +1162,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     @interruptible
     def predict(self, X) -> np.ndarray:
-        """Predicted value of each sample (its leaf's mean or median).
+        """Predicted value of each sample (its leaf's mean or median, or its leaf's linear
+        model with ``linear_leaves``).
 
         Parameters
         ----------
@@ -1188,3 +1267,25 @@ class CARTRegressor(DecisionTreeRegressor):
     __init__ = _preset_init(DecisionTreeRegressor, {"criterion": "squared_error",
                                                     "categorical_split": "binary",
                                                     "prune": "cv"})
+
+
+class M5Regressor(DecisionTreeRegressor):
+    """M5 model trees (Quinlan 1992; M5', Wang & Witten 1997): linear models at the leaves.
+
+    A :class:`DecisionTreeRegressor` with ``criterion="sdr"`` (splits maximise the standard
+    deviation reduction), ``min_samples_split=4`` and ``min_sd_fraction=0.05`` (a node with
+    fewer than four cases, or a target standard deviation under 5% of the root's, is a leaf),
+    ``linear_leaves=True`` (a model at every node on the attributes tested in its subtree,
+    attributes dropped greedily while ``mean |residual| * (n + v) / (n - v)`` does not
+    increase), ``prune="m5"`` (bottom-up, where the node's model is estimated no worse than
+    its subtree) and ``smoothing=15``. Each step can be switched off: ``prune=None``,
+    ``smoothing=0``, ``drop_attributes=False``; ``linear_estimate="weka"`` uses Weka M5P's
+    estimate. See :mod:`treelearn.model_trees` for where this follows the book and where
+    Weka differs.
+    """
+
+    __init__ = _preset_init(DecisionTreeRegressor, {"criterion": "sdr",
+                                                    "min_samples_split": 4,
+                                                    "min_sd_fraction": 0.05,
+                                                    "linear_leaves": True,
+                                                    "prune": "m5"})

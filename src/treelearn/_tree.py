@@ -21,6 +21,18 @@ binary layout when a tree has none of them):
     averages the leaf values by those weights). ``-2`` at leaves. scikit-learn's
     ``missing_go_to_left`` is ``missing_branch == 0`` for binary nodes.
 
+Linear leaves (model trees, :mod:`treelearn.model_trees`) add five optional arrays; a tree
+without them predicts its leaves' ``value``:
+
+``lin_ptr``, ``lin_feature``, ``lin_coef``, ``lin_fill``
+    The terms of node ``i``'s linear model are ``t in range(lin_ptr[i], lin_ptr[i + 1])``:
+    ``lin_coef[t] * x[lin_feature[t]]``, with ``lin_fill[t]`` in place of a missing ``x``
+    (M5': the mean of the feature's known values at the leaf). Internal nodes have none.
+``lin_intercept``
+    The intercept of each node's model (internal nodes: their ``value``, unused). A leaf
+    predicts ``lin_intercept[i] + c_1 x_1 + c_2 x_2 + ...``, summed left to right in float64
+    from the float32 ``x``.
+
 Invariants (checked by :meth:`Tree.check`, relied on by pruning, export and persistence):
 
 * ``node_count >= 1``; node 0 is the root; every array has ``node_count`` rows.
@@ -53,6 +65,7 @@ import scipy.sparse as sp
 
 from ._interrupt import check as check_interrupt
 from .engine.config import X_DTYPE, njit, pjit, prange, tiny
+from .engine.linear import linear_values
 from .engine.sparse import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
@@ -321,6 +334,8 @@ _NODE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impu
                 "n_node_samples", "weighted_n_node_samples", "value")
 _EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing_branch",
                  "missing_seen")
+#: The arrays of linear leaves (all present or all None).
+LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept")
 
 
 #: Check even the trees of treelearn's own growers (set by the test suite).
@@ -352,6 +367,8 @@ class Tree:
         ``missing_branch`` was learned from data (False at leaves). Readers say "or missing"
         only where it is True. Default (a tree from elsewhere, or a model file of an earlier
         version): True at every split node, as nothing tells otherwise.
+    lin_ptr, lin_feature, lin_coef, lin_fill, lin_intercept : ndarray, optional
+        Linear models at the leaves (see module docstring), all five or none.
     """
 
     n_outputs = 1
@@ -359,7 +376,8 @@ class Tree:
     def __init__(self, n_features, n_classes, children_left, children_right, feature, threshold,
                  impurity, n_node_samples, weighted_n_node_samples, value, *, branch_ptr=None,
                  branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None,
-                 missing_seen=None, _trusted=False):
+                 missing_seen=None, lin_ptr=None, lin_feature=None, lin_coef=None,
+                 lin_fill=None, lin_intercept=None, _trusted=False):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -401,6 +419,19 @@ class Tree:
         if missing_seen is None:
             missing_seen = self.children_left != TREE_LEAF
         self.missing_seen = np.ascontiguousarray(missing_seen, dtype=np.bool_)
+        lin = (lin_ptr, lin_feature, lin_coef, lin_fill, lin_intercept)
+        if any(a is not None for a in lin) and any(a is None for a in lin):
+            raise ValueError("the linear-leaf arrays (lin_ptr, lin_feature, lin_coef, lin_fill, "
+                             "lin_intercept) must be given together")
+        self.lin_ptr = None if lin_ptr is None else np.ascontiguousarray(lin_ptr, dtype=np.intp)
+        self.lin_feature = (None if lin_feature is None
+                            else np.ascontiguousarray(lin_feature, dtype=np.intp))
+        self.lin_coef = (None if lin_coef is None
+                         else np.ascontiguousarray(lin_coef, dtype=np.float64))
+        self.lin_fill = (None if lin_fill is None
+                         else np.ascontiguousarray(lin_fill, dtype=np.float64))
+        self.lin_intercept = (None if lin_intercept is None
+                              else np.ascontiguousarray(lin_intercept, dtype=np.float64))
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants. Trees
         # assembled by treelearn's own growers (``_trusted``) hold them by construction and
@@ -438,6 +469,21 @@ class Tree:
         out = np.diff(self.branch_ptr)
         out.flags.writeable = False
         return out
+
+    @property
+    def has_linear_leaves(self) -> bool:
+        """True when the leaves hold linear models (a model tree)."""
+        return self.lin_ptr is not None
+
+    def leaf_model(self, node: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """``(intercept, features, coefficients, fill values)`` of ``node``'s linear model
+        (a constant tree: the node's first value and no terms)."""
+        if self.lin_ptr is None:
+            empty = np.zeros(0)
+            return float(self.value[node, 0, 0]), np.zeros(0, dtype=np.intp), empty, empty
+        a, b = self.lin_ptr[node], self.lin_ptr[node + 1]
+        return (float(self.lin_intercept[node]), self.lin_feature[a:b], self.lin_coef[a:b],
+                self.lin_fill[a:b])
 
     @property
     def missing_go_to_left(self) -> np.ndarray:
@@ -551,9 +597,27 @@ class Tree:
         """Value of each row, shape (n_samples, 1, n_values): its leaf's ``value``, or the
         weight-averaged values of the leaves a row reaches fractionally."""
         X = self._prepare(X)
+        if self.lin_ptr is not None:
+            return self._linear_predict(X)[:, None, None]
         if self._needs_route(X):
             return self._route(X)[0][:, None, :]
         return self.value[self.apply(X)]
+
+    def _linear_predict(self, X) -> np.ndarray:
+        """Each row's leaf model (X prepared)."""
+        leaf = self.apply(X)
+        out = np.empty(X.shape[0])
+        lin_feature = self.lin_feature
+        if sp.issparse(X):
+            # only the columns the models read, dense
+            cols, lin_feature = np.unique(self.lin_feature, return_inverse=True)
+            X = np.ascontiguousarray(X[:, cols].toarray(), dtype=X_DTYPE)
+        for a in range(0, X.shape[0], ROUTE_ROWS):
+            b = min(X.shape[0], a + ROUTE_ROWS)
+            linear_values(X[a:b], leaf[a:b], self.lin_ptr, lin_feature.astype(np.intp),
+                          self.lin_coef, self.lin_fill, self.lin_intercept, out[a:b])
+            check_interrupt()
+        return out
 
     def decision_path(self, X) -> sp.csr_matrix:
         """Indicator matrix (n_samples, node_count): nonzero where a row passes through a node
@@ -724,14 +788,39 @@ class Tree:
         np.add.at(wsum, owner, w[kids])
         if not np.allclose(w[inner_idx], wsum[inner_idx], rtol=1e-9, atol=0.0):
             raise ValueError("weighted_n_node_samples of a node is not the sum of its children's")
+        if self.lin_ptr is not None:
+            self._check_linear(leaf)
+
+    def _check_linear(self, leaf: np.ndarray) -> None:
+        n = self.node_count
+        lp = self.lin_ptr
+        if lp.ndim != 1 or lp.shape[0] != n + 1 or lp[0] != 0 or np.any(np.diff(lp) < 0):
+            raise ValueError("lin_ptr is not a valid CSR pointer over the linear terms")
+        t = int(lp[-1])
+        for name in ("lin_feature", "lin_coef", "lin_fill"):
+            a = getattr(self, name)
+            if a.ndim != 1 or a.shape[0] != t:
+                raise ValueError(f"tree array {name} has {a.shape[0]} entries, expected {t}")
+        if self.lin_intercept.ndim != 1 or self.lin_intercept.shape[0] != n:
+            raise ValueError(f"tree array lin_intercept has {self.lin_intercept.shape[0]} rows, "
+                             f"expected {n}")
+        if np.any(np.diff(lp)[~leaf] != 0):
+            raise ValueError("an internal node has linear terms")
+        if np.any(self.missing_branch == MISSING_FRACTIONAL):
+            # a row would reach several leaves, and their models are not averaged
+            raise ValueError("a tree with linear leaves cannot send missing values down every "
+                             "branch")
+        f = self.lin_feature
+        if np.any(f < 0) or np.any(f >= self.n_features):
+            raise ValueError("a linear term's feature is out of range")
+        for name in ("lin_coef", "lin_fill", "lin_intercept"):
+            if not np.all(np.isfinite(getattr(self, name))):
+                raise ValueError(f"a value of {name} is not finite")
 
     # -- copies ----------------------------------------------------------------------------------
-    def subtree(self, keep_leaf: np.ndarray) -> Tree:
-        """The tree cut at the nodes where ``keep_leaf`` is True, renumbered in preorder.
-
-        Nodes below a cut disappear; a cut node becomes a leaf with its own value. The new tree's
-        nodes are numbered depth-first, first branch first (scikit-learn's pruned-tree order).
-        """
+    def kept_order(self, keep_leaf: np.ndarray) -> np.ndarray:
+        """The nodes :meth:`subtree` keeps, in its new numbering: ``order[k]`` is the node
+        that becomes node ``k``."""
         ptr, kids = self.branch_ptr, self.branch_child
         order = []
         stack = [0]
@@ -740,7 +829,18 @@ class Tree:
             order.append(i)
             if ptr[i + 1] > ptr[i] and not keep_leaf[i]:
                 stack.extend(kids[ptr[i]:ptr[i + 1]][::-1].tolist())
-        order = np.asarray(order, dtype=np.intp)
+        return np.asarray(order, dtype=np.intp)
+
+    def subtree(self, keep_leaf: np.ndarray) -> Tree:
+        """The tree cut at the nodes where ``keep_leaf`` is True, renumbered in preorder.
+
+        Nodes below a cut disappear; a cut node becomes a leaf with its own value. The new tree's
+        nodes are numbered depth-first, first branch first (scikit-learn's pruned-tree order).
+        Linear leaves are not carried over (a cut node has no model of its own): the result
+        is a constant tree; :func:`treelearn.model_trees.fit_linear_leaves` fits models to it.
+        """
+        ptr, kids = self.branch_ptr, self.branch_child
+        order = self.kept_order(keep_leaf)
         new_id = np.full(self.node_count, -1, dtype=np.intp)
         new_id[order] = np.arange(order.size)
         cut = keep_leaf[order] | (self.children_left[order] == TREE_LEAF)
@@ -771,13 +871,17 @@ class Tree:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
             return NotImplemented
+        if (self.lin_ptr is None) != (other.lin_ptr is None):
+            return False
+        lin = LINEAR_ARRAYS if self.lin_ptr is not None else ()
         return self.n_features == other.n_features and all(
             np.array_equal(getattr(self, a), getattr(other, a))
-            for a in _NODE_ARRAYS + _EXTRA_ARRAYS
+            for a in _NODE_ARRAYS + _EXTRA_ARRAYS + lin
         )
 
     __hash__ = None  # mutable container of arrays
 
     def __repr__(self) -> str:
+        lin = ", linear leaves" if self.lin_ptr is not None else ""
         return (f"Tree(node_count={self.node_count}, n_leaves={self.n_leaves}, "
-                f"max_depth={self.max_depth}, n_features={self.n_features})")
+                f"max_depth={self.max_depth}, n_features={self.n_features}{lin})")

@@ -70,6 +70,7 @@ from ._estimators import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ID3Classifier,
+    M5Regressor,
 )
 from ._files import atomic_path
 from ._memory import available as available_memory
@@ -104,7 +105,7 @@ _MAX_DEPTH = 24
 
 ESTIMATORS: dict[str, type[BaseDecisionTree]] = {
     c.__name__: c for c in (DecisionTreeClassifier, DecisionTreeRegressor, ID3Classifier,
-                            C45Classifier, CARTClassifier, CARTRegressor)
+                            C45Classifier, CARTClassifier, CARTRegressor, M5Regressor)
 }
 #: Ensembles and baselines a model file may hold.
 ENSEMBLES: dict[str, type] = {
@@ -121,9 +122,12 @@ _TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impu
                 "n_node_samples", "weighted_n_node_samples", "value", "branch_ptr",
                 "branch_child", "cat_ptr", "cat_branch", "missing_branch", "missing_seen")
 _TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f", "value": "f",
-               "missing_seen": "b"}
-#: Tree arrays a model file of an earlier version may lack (the Tree's default applies).
-_TREE_OPTIONAL = ("missing_seen",)
+               "missing_seen": "b", "lin_coef": "f", "lin_fill": "f", "lin_intercept": "f"}
+#: Arrays of a model tree's linear leaves (single trees only; all or none).
+_LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept")
+#: Tree arrays a model file of an earlier version may lack (the Tree's default applies), and
+#: the linear leaves a constant tree has none of.
+_TREE_OPTIONAL = ("missing_seen", *_LINEAR_ARRAYS)
 #: Fitted attributes a model file may set (anything else in ``fitted`` is refused).
 _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_names_in_",
            "is_categorical_", "categories_", "classes_", "n_classes_", "cost_matrix_",
@@ -216,6 +220,9 @@ class _Writer:
             out = {"$type": "tree", "n_features": v.n_features, "n_classes": int(v.n_classes[0])}
             for name in _TREE_ARRAYS:
                 out[name] = self.array(getattr(v, name))
+            if v.has_linear_leaves:
+                for name in _LINEAR_ARRAYS:
+                    out[name] = self.array(getattr(v, name))
             return out
         if isinstance(v, Binner):
             out = {"$type": "binner", "max_bins": v.max_bins, "subsample": v.subsample,
@@ -560,7 +567,7 @@ class _Reader:
 
     def tree(self, v: dict) -> Tree:
         arrays = {}
-        for name in _TREE_ARRAYS:
+        for name in _TREE_ARRAYS + _LINEAR_ARRAYS:
             obj = v.get(name)
             if obj is None and name in _TREE_OPTIONAL:
                 continue
@@ -585,7 +592,8 @@ class _Reader:
             raise _fail("tree value must have three dimensions")
         try:
             return Tree(n_features, [n_classes], *(arrays[n] for n in _TREE_ARRAYS[:8]),
-                        **{n: arrays[n] for n in _TREE_ARRAYS[8:] if n in arrays})
+                        **{n: arrays[n] for n in _TREE_ARRAYS[8:] + _LINEAR_ARRAYS
+                           if n in arrays})
         except ValueError as exc:
             raise _fail(f"tree: {exc}") from None
 

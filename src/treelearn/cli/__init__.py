@@ -80,11 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
              "with held-out and cross-validated scores, and save it as a model file.")
     p.add_argument("data", help="the table (.csv, .tsv, .parquet)")
     p.add_argument("--target", required=True, help="the column to predict")
-    p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "forest", "extra",
-                                           "adaboost", "oner"), default="cart",
+    p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "m5", "forest",
+                                           "extra", "adaboost", "oner"), default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
-                        "unpruned), tree (scikit-learn's defaults, unpruned); ensembles: "
+                        "unpruned), tree (scikit-learn's defaults, unpruned), m5 (model "
+                        "tree: linear models at the leaves, M5 pruning and smoothing; numeric "
+                        "targets); ensembles: "
                         "forest (random forest), extra (extremely randomized trees; numeric "
                         "columns without missing values), adaboost (boosted stumps, or trees "
                         "of --max-depth); oner (Holte's one-attribute rule, a yardstick)")
@@ -95,8 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: text, booleans and integers with at most 20 values are "
                         "classes; other numbers are regressed")
     p.add_argument("--criterion", help="split criterion (gini, entropy, gain_ratio, "
-                                       "misclassification, chi2; squared_error, absolute_error)")
-    p.add_argument("--prune", choices=("cv", "none", "pessimistic", "reduced_error", "mdl"),
+                                       "misclassification, chi2; squared_error, "
+                                       "absolute_error, sdr)")
+    p.add_argument("--prune", choices=("cv", "none", "pessimistic", "reduced_error", "mdl",
+                                       "m5"),
                    help="pruning (default: the algorithm's)")
     p.add_argument("--max-depth", type=int, help="stop growing at this depth (default: none)")
     p.add_argument("--min-samples-leaf", type=int,

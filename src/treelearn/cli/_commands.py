@@ -143,7 +143,8 @@ _ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "forest": ("RandomForestClassifier", "RandomForestRegressor"),
                "extra": ("ExtraTreesClassifier", "ExtraTreesRegressor"),
                "adaboost": ("AdaBoostClassifier", None),
-               "oner": ("OneRClassifier", None)}
+               "oner": ("OneRClassifier", None),
+               "m5": (None, "M5Regressor")}
 _TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                  "max_leaf_nodes", "splitter")
 _ENSEMBLES = ("forest", "extra", "adaboost", "oner")
@@ -154,9 +155,14 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
 
     clf, reg = _ALGORITHMS[args.algorithm]
     name = clf if task == "classification" else reg
+    if name is None and task == "classification":
+        raise UserError(f"--algorithm {args.algorithm} is for regression; the target is "
+                        "classes (use cart, c45, id3, tree, forest, extra, adaboost or oner, "
+                        "or --task regression)")
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
-                        "numeric (use cart, tree, forest or extra, or --task classification)")
+                        "numeric (use cart, tree, m5, forest or extra, or --task "
+                        "classification)")
     algo = args.algorithm
     if algo in _ENSEMBLES and args.prune is not None:
         raise UserError(f"--prune is for single trees; --algorithm {algo} does not prune")

@@ -33,6 +33,7 @@ from .criteria import (
     GAIN_RATIO,
     GINI,
     MISCLASSIFICATION,
+    SDR,
     SQUARED_ERROR,
     plog2p,
     proxy_two,
@@ -346,7 +347,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             st[SR_TOTAL, k] = stats[k]
         # Missing values right (or none): every cut ...
         if S == 2 and np.isnan(rand_thr) and (crit == GINI or crit == ENTROPY
-                                              or crit == SQUARED_ERROR):
+                                              or crit == SQUARED_ERROR or crit == SDR):
             best = scan_two(V, C, R, W, f, lo, hk, st, wn, nn, crit, min_leaf, min_wleaf,
                             best, out)
         else:

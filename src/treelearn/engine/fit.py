@@ -60,6 +60,7 @@ from .nodes import (
     P_MAX_FEATURES,
     P_MAX_LEAF_NODES,
     P_MIN_COUNT,
+    P_MIN_IMPURITY,
     P_MIN_IMPURITY_DECREASE,
     P_MIN_LEAF,
     P_MIN_SPLIT,
@@ -114,6 +115,7 @@ class GrowParams:
     alpha: float = 1.0
     average_gain: bool = False
     threshold_penalty: bool = False
+    min_impurity_split: float = 0.0
 
     def arrays(self, total_weight: float, chunk: int | None = None):
         """The parameter arrays the compiled loops read (``chunk``: work per call, default
@@ -141,6 +143,7 @@ class GrowParams:
         fp[P_COST_WEIGHT] = self.cost_weight
         fp[P_SMOOTH] = self.smooth
         fp[P_ALPHA] = self.alpha
+        fp[P_MIN_IMPURITY] = self.min_impurity_split
         return ip, fp
 
 

@@ -44,6 +44,7 @@ from .criteria import (
     GAIN_RATIO,
     GINI,
     MISCLASSIFICATION,
+    SDR,
     SQUARED_ERROR,
     impurity_improvement,
     node_impurity,
@@ -362,7 +363,7 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
         hist_feature_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq, f, mask)
         n_order = mask_order(mask, nb + 1, order)
     if (not is_cat[f] and not need_real and st.shape[1] == 2 and mode != MISSING_C45
-            and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR)
+            and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR or crit == SDR)
             and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
         # the common case, scanned straight from the histogram
         usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import njit, noref
-from .criteria import SQUARED_ERROR, node_impurity
+from .criteria import SDR, SQUARED_ERROR, node_impurity
 from .levels import C45_SLACK, MISSING_C45
 
 TREE_LEAF = -1
@@ -41,8 +41,8 @@ N_FCOLS = 4
 N_IPARAMS = 15
 # Float parameters in ``fparams``.
 (P_MIN_WEIGHT_LEAF, P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, P_COST_WEIGHT, P_SMOOTH,
- P_ALPHA) = range(6)
-N_FPARAMS = 6
+ P_ALPHA, P_MIN_IMPURITY) = range(7)
+N_FPARAMS = 7
 
 # Slots of the grower's persistent state ``gs`` (int64): counts and tops of the tables, the
 # work left in the current chunk (G_BUDGET), and a node left half-done by a depth-first
@@ -124,7 +124,7 @@ def store_values(tf, tv, node, nstats, wn, crit):
     weight, written to the table with the weight; returns the impurity (not for absolute
     error, whose value is a median)."""
     imp = node_impurity(nstats, wn, crit)
-    if crit == SQUARED_ERROR:
+    if crit == SQUARED_ERROR or crit == SDR:
         tv[node, 0] = nstats[0] / wn
     else:
         for k in range(nstats.shape[0]):
@@ -150,7 +150,9 @@ def make_leaf(ti, tf, node):
 def splittable(n, wn, imp, depth, iparams, fparams, eps):
     """scikit-learn's stopping rules: a node is a leaf at ``max_depth``, with fewer than
     ``min_samples_split`` (or ``2 * min_samples_leaf``) rows, less than twice the minimum leaf
-    weight, or an impurity at most ``eps``.
+    weight, or an impurity at most ``eps``; and M5's: an impurity below ``P_MIN_IMPURITY``
+    (for regression the variance, so M5's "standard deviation under 5% of the root's" is
+    ``0.05**2`` times the root's variance).
 
     With C4.5's fractional cases also below twice ``min_samples_leaf`` in weight: every C4.5
     test needs two branches of at least that weight (Quinlan's MINOBJS), so no split exists,
@@ -162,7 +164,7 @@ def splittable(n, wn, imp, depth, iparams, fparams, eps):
         return False
     return not (depth >= iparams[P_MAX_DEPTH] or n < iparams[P_MIN_SPLIT]
                 or n < 2 * iparams[P_MIN_LEAF] or wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF]
-                or imp <= eps)
+                or imp <= eps or imp < fparams[P_MIN_IMPURITY])
 
 
 @noref
