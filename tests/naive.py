@@ -676,3 +676,63 @@ def naive_weakest_links(branch_ptr, branch_child, r_node):
         nodes.append(i)
         alphas.append(a)
     return np.asarray(nodes), np.asarray(alphas)
+
+
+# -- model trees (M5) --------------------------------------------------------------------------
+
+
+def m5_factor(n: float, v: int, penalty: float) -> float:
+    """(n + penalty v) / (n - v); 10 when n <= v (Weka's rule)."""
+    return 10.0 if n <= v else (n + penalty * v) / (n - v)
+
+
+def naive_node_model(X, y, w, cols, *, drop=True, estimate="m5"):
+    """M5's model of one node by refitting from rows with numpy.linalg.lstsq: least squares
+    on ``cols`` (columns constant at the node left out), then, with ``drop``, the column
+    whose removal raises the weighted squared error least removed while the estimate
+    (``mean |res| (n + v) / (n - v)``, or Weka's ``rmse (n + 2 v) / (n - v)``) does not
+    increase. Returns ``(columns, coefficients, intercept, estimate)``."""
+    n = len(y)
+    sw = np.sqrt(w)
+    W = w.sum()
+
+    def fit(S):
+        A = np.column_stack([np.ones(n)] + [X[:, j] for j in S])
+        b = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
+        res = y - A @ b
+        return b, res
+
+    def est(S, res):
+        v = len(S) + 1
+        if estimate == "m5":
+            return np.dot(w, np.abs(res)) / W * m5_factor(n, v, 1.0)
+        return math.sqrt(np.dot(w, res * res) / W) * m5_factor(n, v, 2.0)
+
+    S = [j for j in cols if np.ptp(X[:, j]) > 0]
+    b, res = fit(S)
+    E = est(S, res)
+    while drop and S:
+        sse = [np.dot(w, fit([k for k in S if k != j])[1] ** 2) for j in S]
+        j = S[int(np.argmin(sse))]
+        S2 = [k for k in S if k != j]
+        b2, res2 = fit(S2)
+        E2 = est(S2, res2)
+        if E2 > E:
+            break
+        S, b, res, E = S2, b2, res2, E2
+    return S, b[1:], b[0], E
+
+
+def naive_smoothed_prediction(models, counts, x, k):
+    """Quinlan's smoothing applied on the path: ``models[0]`` is the leaf's (intercept,
+    coefficients) and ``models[-1]`` the root's, ``counts[d]`` the cases of the node at
+    position ``d``; going up, ``p = (n p + k q) / (n + k)`` with ``n`` the cases of the node
+    below the parent."""
+    def value(m):
+        return m[0] + float(np.dot(m[1], x))
+
+    p = value(models[0])
+    for d in range(1, len(models)):
+        n = counts[d - 1]
+        p = (n * p + k * value(models[d])) / (n + k)
+    return p
