@@ -380,3 +380,42 @@ def test_linear_leaves_on_every_engine_including_tables(splitter):
     assert np.sqrt(np.mean((pred - y) ** 2)) < 200
     cut = list(df.columns).index("cut")
     assert cut not in m.tree_.lin_feature.tolist()  # categories split, models are numeric
+
+
+def test_readers_print_and_export_the_leaf_models_exactly():
+    pd = pytest.importorskip("pandas")
+    import sqlite3
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    # float32 numbers, so that SQL (which has no float32) multiplies the same values
+    a = rng.uniform(0, 2, n).astype(np.float32).astype(float)
+    b = rng.normal(0, 1, n).astype(np.float32).astype(float)
+    c = rng.choice(["x", "y", "z"], n)
+    y = np.where(c == "x", 3 * a, 1 - a) + 0.5 * b + rng.normal(0, 0.05, n)
+    df = pd.DataFrame({"a": a, "b": b, "c": c})
+    df.loc[rng.random(n) < 0.05, "b"] = np.nan
+    m = tl.M5Regressor().fit(df, y)
+    tree = m.tree_
+    assert tree.has_linear_leaves and tree.lin_coef.size > 0
+    text = tl.export_text(m, target_name="price")
+    assert "LM1: price = " in text and f"Linear models ({tree.n_leaves}):" in text
+    assert "LM1: " in tl.export_rules(m) and "LM1: " in tl.export_graphviz(m)
+    rows = pd.DataFrame({"a": rng.uniform(-0.5, 2.5, 10_000).astype(np.float32).astype(float),
+                         "b": rng.normal(0, 1.5, 10_000).astype(np.float32).astype(float),
+                         "c": rng.choice(["x", "y", "z"], 10_000)})
+    rows.loc[rng.random(10_000) < 0.1, "b"] = np.nan
+    pred = m.predict(rows)
+    ns: dict = {}
+    exec(tl.export_python(m), ns)
+    got = np.array([ns["predict"](r) for r in rows.to_numpy(dtype=object).tolist()])
+    np.testing.assert_array_equal(got, pred)
+    con = sqlite3.connect(":memory:")
+    rows.to_sql("data", con, index=False)
+    out = con.execute(tl.export_sql(m, table="data")).fetchall()
+    np.testing.assert_array_equal(np.array([r[0] for r in out]), pred)
+    # the explorer's data names each leaf's model
+    from treelearn.export.explorer import explorer_data
+    data = explorer_data(m, df, y)
+    leaves = np.flatnonzero(tree.children_left < 0)
+    assert all(data["prediction"][i].startswith("LM") for i in leaves)

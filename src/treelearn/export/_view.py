@@ -60,10 +60,38 @@ class TreeView:
         return self.leaf_class(self.tree.value[:, 0, :])
 
     def node_prediction_text(self, node: int, decimals: int = 2) -> str:
-        """The prediction of ``node`` as a leaf: a class name or a value."""
+        """The prediction of ``node`` as a leaf: a class name or a value, or at a linear
+        leaf of a model tree its model (``LM3: 1.20 * carat - 0.40 * depth + 310.00``)."""
         if self.is_classifier:
             return str(self.class_names[int(self.node_class[node])])
+        if self.tree.has_linear_leaves and self.tree.children_left[node] < 0:
+            return f"LM{self.model_number[node]}: {self.formula(node, decimals)}"
         return f"{self.tree.value[node, 0, 0]:.{decimals}f}"
+
+    @cached_property
+    def model_number(self) -> dict:
+        """The number of each leaf's linear model, 1, 2, ... in node order (M5P's LM1...)."""
+        leaves = np.flatnonzero(self.tree.children_left < 0)
+        return {int(n): k + 1 for k, n in enumerate(leaves)}
+
+    def formula(self, node: int, decimals: int | None = 2) -> str:
+        """A leaf's linear model as text: the terms in order, then the intercept
+        (``decimals=None``: six significant digits)."""
+        icpt, feats, coefs, _ = self.tree.leaf_model(node)
+
+        def num(v: float) -> str:
+            return f"{v:.{decimals}f}" if decimals is not None else f"{v:.6g}"
+
+        out = ""
+        for f, c in zip(feats.tolist(), coefs.tolist(), strict=True):
+            name = self.feature_names[f]
+            if not out:
+                out = f"{num(c)} * {name}"
+            else:
+                out += f" {'-' if c < 0 else '+'} {num(abs(c))} * {name}"
+        if not out:
+            return num(icpt)
+        return out + f" {'-' if icpt < 0 else '+'} {num(abs(icpt))}"
 
 
 def view_of(model, feature_names: Sequence[str] | None = None,

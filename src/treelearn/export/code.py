@@ -17,6 +17,12 @@ arithmetic operation for operation, so their predictions are the model's, not ap
   expected cost summed in :func:`treelearn._tree.expected_costs`' order; probabilities divided
   by their sum grouped as NumPy's pairwise sum groups it.
 
+* **Linear leaves** (model trees): the intercept, then each coefficient times its value,
+  summed left to right as the model sums; a missing value reads the leaf's fill value. The
+  model multiplies the float32 rounding of each value: generated Python rounds the same way,
+  SQL has no float32 and multiplies the value as stored (identical for values that are
+  float32 numbers, within float32 rounding, ~6e-8 relative, for others).
+
 Numbers are written with ``repr`` (shortest round-trip form), which Python and SQLite read back
 to the same float64. Deep trees: generated Python opens a new function every
 :data:`MAX_NESTING` levels (Python limits indentation). SQL nests the first
@@ -177,6 +183,29 @@ def _mix(*parts):
 
 
 
+_PY_LINEAR = '''
+
+import math
+import struct
+
+
+def _f32(v):
+    """v rounded to float32, as the model reads its inputs."""
+    try:
+        return struct.unpack("f", struct.pack("f", float(v)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, float(v))
+
+
+def _lin(v, terms):
+    """A leaf's linear model: the intercept plus coefficient * value, left to right (a
+    missing value replaced by the leaf's mean of the feature), as the model sums it."""
+    for c, x, fill in terms:
+        v = v + c * (fill if _missing(x) else _f32(x))
+    return v
+'''
+
+
 _PY_SUM = """
 
 def _sum(v):
@@ -233,6 +262,12 @@ def _python_function(view: TreeView, root: int, starts: set, fractional: set,
             lines.append(pad + f"return _n{node}(x)")
             continue
         if not kids:
+            if tree.has_linear_leaves:
+                icpt, feats, coefs, fills = tree.leaf_model(node)
+                terms = "".join(f"({float(c)!r}, x[{int(f)}], {float(fl)!r}), "
+                                for f, c, fl in zip(feats, coefs, fills, strict=True))
+                lines.append(pad + f"return (_lin({float(icpt)!r}, ({terms})),)")
+                continue
             value = ", ".join(repr(float(v)) for v in tree.value[node, 0])
             lines.append(pad + f"return ({value},)")
             continue
@@ -334,6 +369,8 @@ def _python_module(view: TreeView, labels, funcs: list[str]) -> str:
                              for row in view.cost_matrix)
             head.append(f"COSTS = ({rows},)  # COSTS[true][predicted]")
     body = [_PY_HELPERS]
+    if tree.has_linear_leaves:
+        body.append(_PY_LINEAR)
     if view.is_classifier:
         # the generator's own summation, so the module divides by exactly NumPy's sums
         body.append("\n\n" + inspect.getsource(pairwise_sum) + _PY_SUM)
@@ -500,9 +537,20 @@ def export_sql(model, *, table: str | None = None, feature_names: Sequence[str] 
     def num(k: int) -> Callable[[int], str]:
         return lambda node: repr(float(value[node, k]))
 
+    def linear(node: int) -> str:
+        # left to right from the intercept, as the model sums; NULL reads the leaf's mean
+        icpt, feats, coefs, fills = tree.leaf_model(node)
+        out = repr(float(icpt))
+        for f, c, fl in zip(feats, coefs, fills, strict=True):
+            x = _sql_name(view.feature_names[int(f)])
+            out = f"({out} + {float(c)!r} * COALESCE({x}, {float(fl)!r}))"
+        return out
+
     pieces: list[str] = []
     inner = None
-    if not view.is_classifier:
+    if not view.is_classifier and tree.has_linear_leaves:
+        pred = _sql_tree(view, linear)
+    elif not view.is_classifier:
         pred = _sql_tree(view, num(0))
     elif not fractional:
         cls = view.node_class

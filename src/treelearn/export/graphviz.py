@@ -73,6 +73,8 @@ def _node_label(view: TreeView, node: int, decimals: int, show_impurity: bool,
             lines.append("value = [" + ", ".join(f"{c:.{decimals}f}".rstrip("0").rstrip(".")
                                                  for c in counts) + "]")
         lines.append(f"class = {view.node_prediction_text(node)}")
+    elif tree.has_linear_leaves and tree.children_left[node] < 0:
+        lines.append(view.node_prediction_text(node, decimals))
     else:
         lines.append(f"value = {v[0]:.{decimals}f}")
     return "\n".join(lines)

@@ -14,8 +14,12 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
                 class_names: Sequence[str] | None = None, max_depth: int = 10,
                 decimals: int = 2, show_weights: bool = False,
                 show_proportions: bool = False, show_impurity: bool = False,
-                show_samples: bool = False) -> str:
+                show_samples: bool = False, target_name: str = "y") -> str:
     """Render a fitted tree as indented text, one line per branch and leaf.
+
+    A model tree's leaves print their linear models (``LM3: y = 1.20 * carat - 0.40 * depth
+    + 310.00``), and the text ends with the list of models at six significant digits and
+    their training cases, as Weka's M5P prints them.
 
     Parameters
     ----------
@@ -35,6 +39,8 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         Show each leaf's class proportions (classifiers).
     show_impurity, show_samples : bool, default=False
         Show each leaf's impurity / sample count.
+    target_name : str, default="y"
+        The name on the left of a linear leaf's formula.
 
     Returns
     -------
@@ -59,7 +65,8 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         indent = "|   " * depth + "|--- "
         if tree.children_left[node] == TREE_LEAF:
             lines.append(indent + _leaf_text(view, node, decimals, show_weights,
-                                             show_proportions, show_impurity, show_samples))
+                                             show_proportions, show_impurity, show_samples,
+                                             target_name))
             continue
         if depth >= max_depth:
             sub = int(depths[_descendants(tree, node)].max() - depth)
@@ -70,6 +77,12 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         for child, cond in reversed(list(zip(tree.children(node), conditions, strict=True))):
             stack.append((int(child), None))
             stack.append((-1, indent + cond))
+    if tree.has_linear_leaves:
+        lines.append("")
+        lines.append(f"Linear models ({tree.n_leaves}):")
+        for node, k in view.model_number.items():
+            lines.append(f"LM{k}: {target_name} = {view.formula(node, None)}  "
+                         f"({tree.n_node_samples[node]} cases)")
     return "\n".join(lines) + "\n"
 
 
@@ -114,7 +127,8 @@ def _descendants(tree: Tree, node: int) -> np.ndarray:
 
 
 def _leaf_text(view: TreeView, node: int, decimals: int, show_weights: bool,
-               show_proportions: bool, show_impurity: bool, show_samples: bool) -> str:
+               show_proportions: bool, show_impurity: bool, show_samples: bool,
+               target_name: str = "y") -> str:
     tree = view.tree
     v = tree.value[node, 0]
     if view.is_classifier:
@@ -124,6 +138,8 @@ def _leaf_text(view: TreeView, node: int, decimals: int, show_weights: bool,
         if show_weights:
             counts = v * tree.weighted_n_node_samples[node]
             text = "weights: [" + ", ".join(f"{c:.{decimals}f}" for c in counts) + "] " + text
+    elif tree.has_linear_leaves:
+        text = f"LM{view.model_number[node]}: {target_name} = {view.formula(node, decimals)}"
     else:
         text = f"value: [{v[0]:.{decimals}f}]"
     if show_impurity:
