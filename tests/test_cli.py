@@ -191,6 +191,20 @@ def test_fit_regression_tsv_parquet_and_options(table_csv):
     assert "tree: 6 leaves" in out
 
 
+def test_fit_a_model_tree(table_csv):
+    d = table_csv
+    out = run("fit", "shop.csv", "--target", "price", "--algorithm", "m5", "--ignore",
+              "label,id", "--cv", "0", "-o", "m5.tlm", cwd=d).stdout
+    assert "M5Regressor(criterion='sdr'), M5 pruning, linear models at the leaves" in out
+    assert "LM1: price = " in out and "Linear models (" in out
+    model = tl.io.load(d / "m5.tlm")
+    assert model.tree_.has_linear_leaves
+    pred = run("predict", "m5.tlm", "shop.csv", cwd=d).stdout.split()
+    assert pred[0] == "prediction" and len(pred) == 401
+    assert "is for regression" in error("fit", "shop.csv", "--target", "label", "--algorithm",
+                                        "m5", cwd=d)
+
+
 def test_prune_walks_the_path_and_saves(table_csv):
     d = table_csv
     ok("fit", "shop.csv", "--target", "label", "--ignore", "price", "-o", "p.tlm", cwd=d)

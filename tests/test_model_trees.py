@@ -68,7 +68,8 @@ def test_sdr_proxies_agree_and_pick_the_split_of_largest_standard_deviation_redu
         a = proxy_two(l0, l1, wl, r0, r1, wr, SDR)
         b = split_proxy(np.array([l0, l1]), np.array([r0, r1]), wl, wr, SDR, 0.0)
         assert a == b
-        sd = (lambda s0, s1, w: w * math.sqrt(max(s1 / w - (s0 / w) ** 2, 0.0)))
+        def sd(s0, s1, w):
+            return (w * math.sqrt(max(s1 / w - (s0 / w) ** 2, 0.0)))
         assert a == pytest.approx(-(sd(l0, l1, wl) + sd(r0, r1, wr)))
     sq = tl.DecisionTreeRegressor(max_depth=1).fit(X, y).tree_
     assert (sq.feature[0], sq.threshold[0]) != (tree.feature[0], tree.threshold[0])
@@ -236,12 +237,14 @@ def test_m5_extrapolates_a_linear_trend_that_a_constant_tree_cannot():
 def test_m5_on_piecewise_linear_data_needs_few_leaves():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (3000, 3))
-    f = (lambda X: np.where(X[:, 1] > 0.5, 2 + 3 * X[:, 0], -X[:, 0] + X[:, 2]))
+    def f(X):
+        return (np.where(X[:, 1] > 0.5, 2 + 3 * X[:, 0], -X[:, 0] + X[:, 2]))
     y = f(X) + rng.normal(0, 0.1, 3000)
     Xt = rng.uniform(0, 1, (2000, 3))
     m5 = tl.M5Regressor().fit(X, y)
     cart = tl.CARTRegressor(random_state=0).fit(X, y)
-    err = (lambda m: float(np.sqrt(np.mean((m.predict(Xt) - f(Xt)) ** 2))))
+    def err(m):
+        return (float(np.sqrt(np.mean((m.predict(Xt) - f(Xt)) ** 2))))
     assert err(m5) < err(cart)
     assert 5 * m5.tree_.n_leaves <= cart.tree_.n_leaves
     assert m5.tree_.n_leaves <= 3  # two pieces (one extra split measured)
@@ -382,6 +385,7 @@ def test_linear_leaves_on_every_engine_including_tables(splitter):
     assert cut not in m.tree_.lin_feature.tolist()  # categories split, models are numeric
 
 
+@pytest.mark.jit_only  # 10,000 rows through generated code and SQL
 def test_readers_print_and_export_the_leaf_models_exactly():
     pd = pytest.importorskip("pandas")
     import sqlite3
@@ -419,3 +423,26 @@ def test_readers_print_and_export_the_leaf_models_exactly():
     data = explorer_data(m, df, y)
     leaves = np.flatnonzero(tree.children_left < 0)
     assert all(data["prediction"][i].startswith("LM") for i in leaves)
+
+
+def test_the_picture_of_a_model_tree_against_a_constant_tree(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from treelearn.export import plot_fit_1d
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (300, 1))
+    y = np.where(x[:, 0] < 0.5, 3 * x[:, 0], 2.5 - 2 * x[:, 0]) + rng.normal(0, 0.05, 300)
+    m5 = tl.M5Regressor().fit(x, y)
+    cart = tl.CARTRegressor(random_state=0).fit(x, y)
+    ax = plot_fit_1d([m5, cart], x, y, extend=0.2)
+    lines = ax.get_lines()
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[0].get_ydata(), m5.predict(lines[0].get_xdata()[:, None]))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert f"M5Regressor ({m5.tree_.n_leaves} leaves)" in legend
+    ax.figure.savefig(tmp_path / "m5.png")
+    with pytest.raises(ValueError, match="one feature"):
+        plot_fit_1d(m5, np.zeros((3, 2)), np.zeros(3))

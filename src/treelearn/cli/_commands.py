@@ -203,8 +203,9 @@ def _is_ensemble(model) -> bool:
     return not hasattr(model, "tree_")
 
 
-def _model_text(model, depth: int) -> str:
-    """The printed model: the tree, OneR's rule, or an ensemble's first tree."""
+def _model_text(model, depth: int, target: str = "y") -> str:
+    """The printed model: the tree, OneR's rule, or an ensemble's first tree (``target``
+    names the left side of a model tree's formulas)."""
     import treelearn
 
     if hasattr(model, "rules_"):
@@ -215,7 +216,7 @@ def _model_text(model, depth: int) -> str:
                 + treelearn.export_text(first, max_depth=depth))
     if not hasattr(model, "tree_"):
         return f"every row: {model.classes_[int(np.argmax(model.class_prior_))]}"
-    return treelearn.export_text(model, max_depth=depth)
+    return treelearn.export_text(model, max_depth=depth, target_name=target)
 
 
 def _size_line(model, depth: int) -> str:
@@ -349,7 +350,7 @@ def fit(args: argparse.Namespace) -> None:
         lines.append(f"missing values: {n_missing} cells (the tree learns where they go)")
     lines.append(f"model: {_describe(est)}; trained on {len(y_tr)} rows"
                  + (f", {len(y_te)} held out" if y_te is not None else ""))
-    lines += ["", _model_text(est, args.show_depth).rstrip(), ""]
+    lines += ["", _model_text(est, args.show_depth, str(args.target)).rstrip(), ""]
     lines.append(_size_line(est, args.show_depth))
     if getattr(est, "oob_score_", None) is not None:
         lines.append(f"out-of-bag score: {est.oob_score_:.4f}")
@@ -391,7 +392,7 @@ def _describe(est) -> str:
         f"{'1-SE' if est.prune_rule == '1se' else 'minimum'} rule" if isinstance(
         est.prune_cv, int) else "CV pruning", "pessimistic": "pessimistic pruning",
         "reduced_error": "reduced-error pruning", "mdl": "MDL pruning",
-        None: "unpruned"}[prune]
+        "m5": "M5 pruning, linear models at the leaves", None: "unpruned"}[prune]
     return f"{type(est).__name__}(criterion={est.criterion!r}), {how}"
 
 
