@@ -1065,8 +1065,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     """ + _DOC_PARAMS + """
     linear_leaves : bool, default=False
         Fit a linear model at every leaf (a model tree, :mod:`treelearn.model_trees`):
-        after growing (and pruning), each node gets a least-squares model on the numeric
-        features ``linear_features`` allows, from per-node sufficient statistics. ``prune="m5"``
+        after growing (and pruning), each node gets a least-squares model on the features
+        ``linear_features`` allows (a categorical one with at most 32 levels as M5''s
+        synthetic binary attributes, levels ordered by mean target), from per-node
+        sufficient statistics. ``prune="m5"``
         then prunes where a node's model is estimated no worse than its subtree.
     linear_features : {"subtree", "path"}, default="subtree"
         The features a node's model may use: those tested in its subtree (M5; a leaf of the

@@ -32,6 +32,12 @@ without them predicts its leaves' ``value``:
     The intercept of each node's model (internal nodes: their ``value``, unused). A leaf
     predicts ``lin_intercept[i] + c_1 x_1 + c_2 x_2 + ...``, summed left to right in float64
     from the float32 ``x``.
+``lin_set_ptr``, ``lin_set_code``, ``lin_set_one``
+    A term on a categorical feature (M5''s synthetic binary attribute) reads not ``x`` but
+    an indicator: ``lin_set_code[lin_set_ptr[t]:lin_set_ptr[t + 1]]`` are the level codes
+    seen at fit and ``lin_set_one`` their 0/1 values; a level not listed (or missing) reads
+    ``lin_fill[t]``. A numeric term has an empty range. Optional with the linear arrays
+    (default: every term numeric).
 
 Invariants (checked by :meth:`Tree.check`, relied on by pruning, export and persistence):
 
@@ -335,7 +341,8 @@ _NODE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impu
 _EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing_branch",
                  "missing_seen")
 #: The arrays of linear leaves (all present or all None).
-LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept")
+LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept",
+                 "lin_set_ptr", "lin_set_code", "lin_set_one")
 
 
 #: Check even the trees of treelearn's own growers (set by the test suite).
@@ -369,6 +376,8 @@ class Tree:
         version): True at every split node, as nothing tells otherwise.
     lin_ptr, lin_feature, lin_coef, lin_fill, lin_intercept : ndarray, optional
         Linear models at the leaves (see module docstring), all five or none.
+    lin_set_ptr, lin_set_code, lin_set_one : ndarray, optional
+        The level sets of categorical terms (default: none, every term numeric).
     """
 
     n_outputs = 1
@@ -377,7 +386,8 @@ class Tree:
                  impurity, n_node_samples, weighted_n_node_samples, value, *, branch_ptr=None,
                  branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None,
                  missing_seen=None, lin_ptr=None, lin_feature=None, lin_coef=None,
-                 lin_fill=None, lin_intercept=None, _trusted=False):
+                 lin_fill=None, lin_intercept=None, lin_set_ptr=None, lin_set_code=None,
+                 lin_set_one=None, _trusted=False):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -432,6 +442,21 @@ class Tree:
                          else np.ascontiguousarray(lin_fill, dtype=np.float64))
         self.lin_intercept = (None if lin_intercept is None
                               else np.ascontiguousarray(lin_intercept, dtype=np.float64))
+        sets = (lin_set_ptr, lin_set_code, lin_set_one)
+        if any(a is not None for a in sets) and (any(a is None for a in sets)
+                                                 or lin_ptr is None):
+            raise ValueError("lin_set_ptr, lin_set_code and lin_set_one must be given together, "
+                             "with the linear-leaf arrays")
+        if lin_ptr is not None and lin_set_ptr is None:
+            lin_set_ptr = np.zeros(self.lin_feature.shape[0] + 1, dtype=np.intp)
+            lin_set_code = np.zeros(0, dtype=np.intp)
+            lin_set_one = np.zeros(0, dtype=np.bool_)
+        self.lin_set_ptr = (None if lin_set_ptr is None
+                            else np.ascontiguousarray(lin_set_ptr, dtype=np.intp))
+        self.lin_set_code = (None if lin_set_code is None
+                             else np.ascontiguousarray(lin_set_code, dtype=np.intp))
+        self.lin_set_one = (None if lin_set_one is None
+                            else np.ascontiguousarray(lin_set_one, dtype=np.bool_))
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants. Trees
         # assembled by treelearn's own growers (``_trusted``) hold them by construction and
@@ -484,6 +509,14 @@ class Tree:
         a, b = self.lin_ptr[node], self.lin_ptr[node + 1]
         return (float(self.lin_intercept[node]), self.lin_feature[a:b], self.lin_coef[a:b],
                 self.lin_fill[a:b])
+
+    def term_levels(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(level codes, 0/1 values)`` of linear term ``t`` on a categorical feature, None
+        for a numeric term."""
+        a, b = self.lin_set_ptr[t], self.lin_set_ptr[t + 1]
+        if a == b:
+            return None
+        return self.lin_set_code[a:b], self.lin_set_one[a:b]
 
     @property
     def missing_go_to_left(self) -> np.ndarray:
@@ -615,7 +648,8 @@ class Tree:
         for a in range(0, X.shape[0], ROUTE_ROWS):
             b = min(X.shape[0], a + ROUTE_ROWS)
             linear_values(X[a:b], leaf[a:b], self.lin_ptr, lin_feature.astype(np.intp),
-                          self.lin_coef, self.lin_fill, self.lin_intercept, out[a:b])
+                          self.lin_coef, self.lin_fill, self.lin_intercept, self.lin_set_ptr,
+                          self.lin_set_code, self.lin_set_one, out[a:b])
             check_interrupt()
         return out
 
@@ -816,6 +850,14 @@ class Tree:
         for name in ("lin_coef", "lin_fill", "lin_intercept"):
             if not np.all(np.isfinite(getattr(self, name))):
                 raise ValueError(f"a value of {name} is not finite")
+        sp_ = self.lin_set_ptr
+        if sp_.ndim != 1 or sp_.shape[0] != t + 1 or sp_[0] != 0 or np.any(np.diff(sp_) < 0) \
+                or sp_[-1] != self.lin_set_code.shape[0]:
+            raise ValueError("lin_set_ptr is not a valid CSR pointer over the level sets")
+        if self.lin_set_one.ndim != 1 or self.lin_set_one.shape[0] != self.lin_set_code.shape[0]:
+            raise ValueError("lin_set_one and lin_set_code differ in length")
+        if np.any(self.lin_set_code < 0):
+            raise ValueError("a level code of a linear term is negative")
 
     # -- copies ----------------------------------------------------------------------------------
     def kept_order(self, keep_leaf: np.ndarray) -> np.ndarray:
@@ -831,16 +873,18 @@ class Tree:
                 stack.extend(kids[ptr[i]:ptr[i + 1]][::-1].tolist())
         return np.asarray(order, dtype=np.intp)
 
-    def subtree(self, keep_leaf: np.ndarray) -> Tree:
+    def subtree(self, keep_leaf: np.ndarray, order: np.ndarray | None = None) -> Tree:
         """The tree cut at the nodes where ``keep_leaf`` is True, renumbered in preorder.
 
         Nodes below a cut disappear; a cut node becomes a leaf with its own value. The new tree's
         nodes are numbered depth-first, first branch first (scikit-learn's pruned-tree order).
         Linear leaves are not carried over (a cut node has no model of its own): the result
         is a constant tree; :func:`treelearn.model_trees.fit_linear_leaves` fits models to it.
+        ``order``: :meth:`kept_order` of ``keep_leaf`` when the caller has it already.
         """
         ptr, kids = self.branch_ptr, self.branch_child
-        order = self.kept_order(keep_leaf)
+        if order is None:
+            order = self.kept_order(keep_leaf)
         new_id = np.full(self.node_count, -1, dtype=np.intp)
         new_id[order] = np.arange(order.size)
         cut = keep_leaf[order] | (self.children_left[order] == TREE_LEAF)

@@ -122,9 +122,11 @@ _TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impu
                 "n_node_samples", "weighted_n_node_samples", "value", "branch_ptr",
                 "branch_child", "cat_ptr", "cat_branch", "missing_branch", "missing_seen")
 _TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f", "value": "f",
-               "missing_seen": "b", "lin_coef": "f", "lin_fill": "f", "lin_intercept": "f"}
+               "missing_seen": "b", "lin_coef": "f", "lin_fill": "f", "lin_intercept": "f",
+               "lin_set_one": "b"}
 #: Arrays of a model tree's linear leaves (single trees only; all or none).
-_LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept")
+_LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept",
+                  "lin_set_ptr", "lin_set_code", "lin_set_one")
 #: Tree arrays a model file of an earlier version may lack (the Tree's default applies), and
 #: the linear leaves a constant tree has none of.
 _TREE_OPTIONAL = ("missing_seen", *_LINEAR_ARRAYS)

@@ -30,8 +30,12 @@ Where this follows the book and where it differs:
   the split score), not by M5''s surrogate split on the target; inside a model a missing value
   is the mean of the feature's known values at fit (for the statistics) and at the leaf (at
   prediction, M5''s "average of the training cases that reach the node");
-* categorical features are used by the splits only; the models use numeric features (M5''s
-  synthetic binary attributes for nominal values are not built);
+* nominal attributes enter the models as M5''s synthetic binary attributes: the ``k`` levels
+  seen at fit are ordered by their mean target (over all training cases, as Weka's supervised
+  NominalToBinary orders them) and attribute ``j`` is "the level is among the ``k - j`` of
+  largest mean", ``j = 1 .. k - 1``; each is dropped or kept on its own. Features with more
+  than ``max_levels`` levels (default 32) are used by the splits only: 300 airports would
+  add 299 columns to every node's normal equations;
 * a ``ridge`` ``alpha`` multiplies each diagonal entry of the centred normal equations by
   ``1 + alpha`` (ridge regression on standardized attributes); a column that is constant at a
   node, or a linear combination of the columns already in the model, is left out
@@ -41,6 +45,8 @@ Where this follows the book and where it differs:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -48,6 +54,7 @@ from ._tree import TREE_LEAF, Tree
 from .engine.linear import (
     EST_M5,
     EST_WEKA,
+    allowed_features,
     fit_node_models,
     known_means,
     postorder,
@@ -64,31 +71,69 @@ def _joined(parts: list, dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
 
-def _allowed(tree: Tree, numeric: np.ndarray, features: str) -> np.ndarray:
+def _allowed(tree: Tree, features: str) -> np.ndarray:
     """Per node, the features its model may use (bool, node x n_features)."""
-    n = tree.node_count
-    allowed = np.zeros((n, tree.n_features), dtype=np.bool_)
-    ptr, kids, feat = tree.branch_ptr, tree.branch_child, tree.feature
-    inner = np.flatnonzero(tree.children_left != TREE_LEAF)
-    if features == "subtree":
-        # children come after their parents: a backward pass collects each subtree's tests
-        allowed[inner, feat[inner]] = True
-        for i in inner[::-1]:
-            for c in kids[ptr[i]:ptr[i + 1]]:
-                allowed[i] |= allowed[c]
-    else:
-        for i in inner:
-            for c in kids[ptr[i]:ptr[i + 1]]:
-                allowed[c] = allowed[i]
-                allowed[c, feat[i]] = True
-    allowed &= numeric[None, :]
-    return allowed
+    return allowed_features(tree.node_parents(), tree.feature,
+                            tree.children_left == TREE_LEAF, tree.n_features,
+                            features == "subtree")
+
+
+@dataclass
+class _Columns:
+    """The columns of the models: a numeric feature, or one synthetic binary attribute of a
+    nominal one (``ones``: its level codes with value 1; ``known``: the codes seen at fit)."""
+
+    feature: list
+    ones: list
+    known: list
+
+
+def _columns(X, y, w, allowed, is_cat, max_levels):
+    """The model columns (float32, NaN where the value is missing or a level was not seen)
+    and what each one is."""
+    cols = _Columns([], [], [])
+    data = []
+    for f in np.flatnonzero(allowed.any(axis=0)):
+        x = X[:, f]
+        x = np.asarray(x.toarray()).ravel() if sp.issparse(x) else np.asarray(x)
+        x = x.astype(np.float32)
+        if not is_cat[f]:
+            cols.feature.append(int(f))
+            cols.ones.append(None)
+            cols.known.append(None)
+            data.append(x)
+            continue
+        ok = ~np.isnan(x)
+        codes = x[ok].astype(np.int64)
+        if codes.size == 0:
+            continue
+        n_codes = int(codes.max()) + 1
+        sw = np.bincount(codes, weights=w[ok], minlength=n_codes)
+        sy = np.bincount(codes, weights=w[ok] * y[ok], minlength=n_codes)
+        seen = np.flatnonzero(sw > 0)
+        if seen.size < 2 or seen.size > max_levels:
+            continue
+        order = seen[np.argsort(sy[seen] / sw[seen], kind="stable")]
+        rank = np.full(n_codes, -1, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        xr = np.full(x.shape[0], -1, dtype=np.int64)
+        xr[ok] = rank[codes]
+        for j in range(1, order.size):
+            col = np.where(xr >= j, 1.0, 0.0).astype(np.float32)
+            col[xr < 0] = np.nan
+            cols.feature.append(int(f))
+            cols.ones.append(np.sort(order[j:]))
+            cols.known.append(np.sort(seen))
+            data.append(col)
+    if not data:
+        return np.zeros((X.shape[0], 0), dtype=np.float32), cols
+    return np.ascontiguousarray(np.column_stack(data)), cols
 
 
 def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
                       is_categorical: np.ndarray | None = None, features: str = "subtree",
                       smoothing: float = 15.0, prune: bool = True, drop_attributes: bool = True,
-                      alpha: float = 0.0, estimate: str = "m5") -> Tree:
+                      alpha: float = 0.0, estimate: str = "m5", max_levels: int = 32) -> Tree:
     """The model tree of a grown regression tree (see module docstring).
 
     Parameters
@@ -100,7 +145,8 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     y, w : ndarray of shape (n_samples,)
         Targets and weights (rows of weight zero take no part).
     is_categorical : ndarray of bool, optional
-        Features the models must not use. Default: none.
+        Nominal features (level codes), which enter the models as synthetic binary
+        attributes. Default: none.
     features : {"subtree", "path"}, default="subtree"
         The attributes a node's model may use.
     smoothing : float, default=15.0
@@ -113,6 +159,8 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
         Relative ridge.
     estimate : {"m5", "weka"}, default="m5"
         The error estimate for dropping and pruning.
+    max_levels : int, default=32
+        Nominal features with more levels seen at fit are left to the splits.
 
     Returns
     -------
@@ -127,18 +175,14 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
         raise ValueError("linear leaves need a tree that sends missing values one way "
                          '(missing="learn" or "impute", not "c45").')
     p = tree.n_features
-    numeric = np.ones(p, dtype=np.bool_) if is_categorical is None else ~np.asarray(
+    is_cat = np.zeros(p, dtype=np.bool_) if is_categorical is None else np.asarray(
         is_categorical, dtype=np.bool_)
     keep = w > 0.0
     if not keep.all():
         X, y, w = X[keep], y[keep], w[keep]
-    allowed = _allowed(tree, numeric, features)
-    used = np.flatnonzero(allowed.any(axis=0))
-    q = used.size
-    if sp.issparse(X):
-        Xq = np.asarray(X[:, used].toarray(), dtype=np.float32)
-    else:
-        Xq = np.ascontiguousarray(np.asarray(X)[:, used], dtype=np.float32)
+    allowed = _allowed(tree, features)
+    Xq, spec = _columns(X, y, w, allowed, is_cat, max_levels)
+    q = Xq.shape[1]
     leaf = tree.apply(X)
     order, size = preorder(tree.branch_ptr, tree.branch_child)
     rows, lo, hi = row_ranges(leaf.astype(np.int64), order, size)
@@ -153,7 +197,9 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     Xc = np.ascontiguousarray(Xc)
     ybar = float(np.dot(w, y) / W)
     yc = np.ascontiguousarray(y - ybar, dtype=np.float64)
-    attr = np.ascontiguousarray(allowed[:, used])
+    col_feature = np.asarray(spec.feature, dtype=np.intp)
+    attr = np.ascontiguousarray(allowed[:, col_feature]) if q else \
+        np.zeros((tree.node_count, 0), dtype=np.bool_)
     depth = tree.node_depths()
     stack_cap = int((depth.max() + 1) * max(int(tree.n_branches.max()), 1) + 1)
     coef, icpt, est, model_est, leafy = fit_node_models(
@@ -163,7 +209,7 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
         bool(drop_attributes), bool(prune), stack_cap)
     keep_leaf = leafy & (tree.children_left != TREE_LEAF)
     kept = tree.kept_order(keep_leaf) if keep_leaf.any() else np.arange(tree.node_count)
-    out = tree.subtree(keep_leaf) if keep_leaf.any() else tree
+    out = tree.subtree(keep_leaf, order=kept) if keep_leaf.any() else tree
     new_leaves = np.flatnonzero(out.children_left == TREE_LEAF)
     old_leaves = kept[new_leaves].astype(np.int64)
     lcoef, licpt = smooth_leaves(coef, icpt, tree.node_parents(), tree.n_node_samples,
@@ -171,23 +217,31 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     fill = known_means(Xq, np.ascontiguousarray(w, dtype=np.float64), rows, lo, hi,
                        old_leaves, np.arange(q, dtype=np.int64), mu)
     n = out.node_count
+    # the terms: every nonzero coefficient, leaf by leaf, columns in order
+    tl_, tj = np.nonzero(lcoef)
+    counts = np.bincount(tl_, minlength=new_leaves.size)
     lin_ptr = np.zeros(n + 1, dtype=np.intp)
-    lin_intercept = out.value[:, 0, 0].copy()
-    feats, coefs, fills = [], [], []
-    for t, node in enumerate(new_leaves):
-        nz = np.flatnonzero(lcoef[t] != 0.0)
-        lin_ptr[node + 1] = nz.size
-        feats.append(used[nz])
-        coefs.append(lcoef[t, nz])
-        fills.append(fill[t, nz])
-        # back from the centred coordinates: y = ybar + c0 + sum b (x - mu)
-        lin_intercept[node] = ybar + licpt[t] - float(np.dot(lcoef[t, nz], mu[nz]))
+    lin_ptr[new_leaves + 1] = counts
     lin_ptr = np.cumsum(lin_ptr)
+    lin_intercept = out.value[:, 0, 0].copy()
+    # back from the centred coordinates: y = ybar + c0 + sum b (x - mu)
+    lin_intercept[new_leaves] = ybar + licpt - (lcoef * mu[None, :]).sum(axis=1)
+    set_len = np.zeros(tj.size, dtype=np.intp)
+    set_code, set_one = [], []
+    for k in np.flatnonzero([spec.ones[j] is not None for j in tj]) if tj.size else []:
+        j = tj[k]
+        set_len[k] = spec.known[j].size
+        set_code.append(spec.known[j])
+        set_one.append(np.isin(spec.known[j], spec.ones[j]))
+    set_ptr = np.zeros(tj.size + 1, dtype=np.intp)
+    set_ptr[1:] = np.cumsum(set_len)
     return Tree(
         out.n_features, out.n_classes, out.children_left, out.children_right, out.feature,
         out.threshold, out.impurity, out.n_node_samples, out.weighted_n_node_samples,
         out.value, branch_ptr=out.branch_ptr, branch_child=out.branch_child,
         cat_ptr=out.cat_ptr, cat_branch=out.cat_branch, missing_branch=out.missing_branch,
-        missing_seen=out.missing_seen, lin_ptr=lin_ptr, lin_feature=_joined(feats, np.intp),
-        lin_coef=_joined(coefs, np.float64), lin_fill=_joined(fills, np.float64),
-        lin_intercept=lin_intercept, _trusted=True)
+        missing_seen=out.missing_seen, lin_ptr=lin_ptr, lin_feature=col_feature[tj],
+        lin_coef=lcoef[tl_, tj], lin_fill=fill[tl_, tj],
+        lin_intercept=lin_intercept, lin_set_ptr=set_ptr,
+        lin_set_code=_joined(set_code, np.intp), lin_set_one=_joined(set_one, np.bool_),
+        _trusted=True)

@@ -45,6 +45,30 @@ ROUNDING_TOL = 1e-12
 
 
 @njit
+def allowed_features(parent, feature, is_leaf, n_features, subtree):
+    """Per node, the features its model may use: those tested in its subtree (``subtree``)
+    or on the path from the root to it (parents come before their children)."""
+    n = parent.shape[0]
+    out = np.zeros((n, n_features), dtype=np.bool_)
+    if subtree:
+        for i in range(n - 1, -1, -1):
+            if not is_leaf[i]:
+                out[i, feature[i]] = True
+            p = parent[i]
+            if p >= 0:
+                for f in range(n_features):
+                    if out[i, f]:
+                        out[p, f] = True
+    else:
+        for i in range(1, n):
+            p = parent[i]
+            for f in range(n_features):
+                out[i, f] = out[p, f]
+            out[i, feature[p]] = True
+    return out
+
+
+@njit
 def preorder(branch_ptr, branch_child):
     """Nodes in preorder (first branch first) and the size of every node's subtree."""
     n = branch_ptr.shape[0] - 1
@@ -121,12 +145,12 @@ def row_ranges(leaf, order, size):
 
 
 @njit
-def sweep(A, k):
+def sweep(A, k, m):
     """Sweep the symmetric matrix ``A`` on pivot ``k`` in place (Dempster's form: sweeping
     the pivots of a set ``S`` of ``[[C, c], [c', s]]`` leaves ``-C_SS^-1`` in the ``S`` block,
     the coefficients ``C_SS^-1 c`` in the last column and the residual sum of squares in the
-    corner). ``A[k, k]`` must be nonzero."""
-    m = A.shape[0]
+    corner). Only the leading ``m x m`` block is read and written. ``A[k, k]`` must be
+    nonzero."""
     d = A[k, k]
     for i in range(m):
         if i == k:
@@ -146,9 +170,9 @@ def sweep(A, k):
 
 
 @njit
-def unsweep(A, k):
-    """Undo :func:`sweep` on pivot ``k`` (the reverse sweep)."""
-    m = A.shape[0]
+def unsweep(A, k, m):
+    """Undo :func:`sweep` on pivot ``k`` of the leading ``m x m`` block (the reverse
+    sweep)."""
     d = A[k, k]
     for i in range(m):
         if i == k:
@@ -225,7 +249,7 @@ def _abs_error(Xc, yc, w, rows, lo, hi, cols, coef, n_in, icpt):
 
 @njit
 def _model(Z, attr_row, Xc, yc, w, rows, lo, hi, n_count, alpha, est_code, drop, A, cols,
-           incl, bcoef):
+           incl, bcoef, B, coef, ccols):
     """Fit, and drop attributes from, the model of one node: the columns where ``attr_row``
     is set. Writes the coefficients (dense, length ``q``) to ``bcoef`` and returns
     ``(intercept, estimate)`` in the centred coordinates of ``Xc``/``yc``."""
@@ -256,18 +280,15 @@ def _model(Z, attr_row, Xc, yc, w, rows, lo, hi, n_count, alpha, est_code, drop,
         # (else it is a combination of them): otherwise the model does without it
         if d0 > ROUNDING_TOL * Z[cols[a], cols[a]] and \
                 A[a, a] > COLLINEAR_TOL * d0 * (1.0 + alpha):
-            sweep(A[:s + 1, :s + 1], a)
+            sweep(A, a, s + 1)
             incl[a] = True
             n_in += 1
     n = n_count
     penalty = 1.0 if est_code == EST_M5 else 2.0
-    # the current model: coefficients and estimate
-    coef = np.empty(max(s, 1))
-    ccols = np.empty(max(s, 1), dtype=np.int64)
+    # the current model: coefficients and estimate (``B``, ``coef``, ``ccols``: scratch)
     est, raw, v = _estimate(A, s, incl, cols, Z, W, ym, Xc, yc, w, rows, lo, hi, n, penalty,
                             est_code, coef, ccols)
     if drop:
-        B = np.empty((s + 1, s + 1))
         while n_in > 0:
             best = -1
             best_inc = np.inf
@@ -283,7 +304,7 @@ def _model(Z, attr_row, Xc, yc, w, rows, lo, hi, n_count, alpha, est_code, drop,
             for a in range(s + 1):
                 for b in range(s + 1):
                     B[a, b] = A[a, b]
-            unsweep(A[:s + 1, :s + 1], best)
+            unsweep(A, best, s + 1)
             incl[best] = False
             e2, raw2, v2 = _estimate(A, s, incl, cols, Z, W, ym, Xc, yc, w, rows, lo, hi, n,
                                      penalty, est_code, coef, ccols)
@@ -368,8 +389,11 @@ def fit_node_models(Xc, yc, w, rows, lo, hi, post, branch_ptr, branch_child, n_c
     stack = np.empty((stack_cap, m, m))
     top = 0
     A = np.empty((q + 1, q + 1))
+    B = np.empty((q + 1, q + 1))
     cols = np.empty(q + 1, dtype=np.int64)
+    ccols = np.empty(q + 1, dtype=np.int64)
     incl = np.empty(q + 1, dtype=np.bool_)
+    scoef = np.empty(q + 1)
     for k in range(n_nodes):
         i = post[k]
         nb = branch_ptr[i + 1] - branch_ptr[i]
@@ -386,7 +410,7 @@ def fit_node_models(Xc, yc, w, rows, lo, hi, post, branch_ptr, branch_child, n_c
         Wi = stack[top, q, q]
         icpt[i], model_est[i], raw, v = _model(stack[top], attr[i], Xc, yc, w, rows, lo[i],
                                                hi[i], n_count[i], alpha, est_code, drop, A,
-                                               cols, incl, coef[i])
+                                               cols, incl, coef[i], B, scoef, ccols)
         top += 1
         # the model's error as a sum over the node's rows (absolute or squared residuals)
         msum = raw * Wi if est_code == EST_M5 else raw * raw * Wi
@@ -466,10 +490,12 @@ def known_means(X, w, rows, lo, hi, nodes, cols, default):
 
 
 @njit
-def linear_values(X, leaf, lin_ptr, lin_feature, lin_coef, lin_fill, lin_intercept, out):
+def linear_values(X, leaf, lin_ptr, lin_feature, lin_coef, lin_fill, lin_intercept, set_ptr,
+                  set_code, set_one, out):
     """``out[i] = intercept + c_1 x_1 + c_2 x_2 + ...`` of row ``i``'s leaf, summed left to
     right from the intercept (the order the exporters write), a missing ``x`` replaced by the
-    leaf's fill value; float32 ``X`` as the tree reads it."""
+    leaf's fill value; float32 ``X`` as the tree reads it. A categorical term reads the 0/1
+    of the row's level in its set (a level not in it: the fill value)."""
     for i in range(X.shape[0]):
         node = leaf[i]
         v = lin_intercept[node]
@@ -477,5 +503,12 @@ def linear_values(X, leaf, lin_ptr, lin_feature, lin_coef, lin_fill, lin_interce
             x = np.float64(X[i, lin_feature[t]])
             if math.isnan(x):
                 x = lin_fill[t]
+            elif set_ptr[t + 1] > set_ptr[t]:
+                code = int(x)
+                x = lin_fill[t]
+                for u in range(set_ptr[t], set_ptr[t + 1]):
+                    if set_code[u] == code:
+                        x = 1.0 if set_one[u] else 0.0
+                        break
             v = v + lin_coef[t] * x
         out[i] = v

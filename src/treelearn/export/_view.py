@@ -77,14 +77,22 @@ class TreeView:
     def formula(self, node: int, decimals: int | None = 2) -> str:
         """A leaf's linear model as text: the terms in order, then the intercept
         (``decimals=None``: six significant digits)."""
-        icpt, feats, coefs, _ = self.tree.leaf_model(node)
+        tree = self.tree
+        icpt, feats, coefs, _ = tree.leaf_model(node)
 
         def num(v: float) -> str:
             return f"{v:.{decimals}f}" if decimals is not None else f"{v:.6g}"
 
         out = ""
-        for f, c in zip(feats.tolist(), coefs.tolist(), strict=True):
+        first = int(tree.lin_ptr[node]) if tree.lin_ptr is not None else 0
+        for k, (f, c) in enumerate(zip(feats.tolist(), coefs.tolist(), strict=True)):
             name = self.feature_names[f]
+            levels = tree.term_levels(first + k)
+            if levels is not None:
+                lv = self.categories[f]
+                ones = [str(lv[int(code)]) if lv is not None and int(code) < len(lv)
+                        else str(int(code)) for code, one in zip(*levels, strict=True) if one]
+                name = f"[{name} in {{{', '.join(ones)}}}]"
             if not out:
                 out = f"{num(c)} * {name}"
             else:

@@ -199,9 +199,18 @@ def _f32(v):
 
 def _lin(v, terms):
     """A leaf's linear model: the intercept plus coefficient * value, left to right (a
-    missing value replaced by the leaf's mean of the feature), as the model sums it."""
-    for c, x, fill in terms:
-        v = v + c * (fill if _missing(x) else _f32(x))
+    missing value replaced by the leaf's mean of the feature), as the model sums it. A
+    categorical term carries the levels that read 1 and those that read 0 (others: the
+    fill value)."""
+    for term in terms:
+        c, x, fill = term[:3]
+        if _missing(x):
+            x = fill
+        elif len(term) == 5:
+            x = 1.0 if x in term[3] else 0.0 if x in term[4] else fill
+        else:
+            x = _f32(x)
+        v = v + c * x
     return v
 '''
 
@@ -264,8 +273,19 @@ def _python_function(view: TreeView, root: int, starts: set, fractional: set,
         if not kids:
             if tree.has_linear_leaves:
                 icpt, feats, coefs, fills = tree.leaf_model(node)
-                terms = "".join(f"({float(c)!r}, x[{int(f)}], {float(fl)!r}), "
-                                for f, c, fl in zip(feats, coefs, fills, strict=True))
+                terms = ""
+                for k, (f, c, fl) in enumerate(zip(feats, coefs, fills, strict=True)):
+                    levels = tree.term_levels(int(tree.lin_ptr[node]) + k)
+                    sets = ""
+                    if levels is not None:
+                        lv = view.categories[int(f)]
+                        one = [_py_literal(lv[int(code)]) for code, o in zip(*levels,
+                                                                           strict=True) if o]
+                        zero = [_py_literal(lv[int(code)]) for code, o in zip(*levels,
+                                                                            strict=True)
+                                if not o]
+                        sets = f", {{{', '.join(one)}}}, {{{', '.join(zero)}}}"
+                    terms += f"({float(c)!r}, x[{int(f)}], {float(fl)!r}{sets}), "
                 lines.append(pad + f"return (_lin({float(icpt)!r}, ({terms})),)")
                 continue
             value = ", ".join(repr(float(v)) for v in tree.value[node, 0])
@@ -541,9 +561,20 @@ def export_sql(model, *, table: str | None = None, feature_names: Sequence[str] 
         # left to right from the intercept, as the model sums; NULL reads the leaf's mean
         icpt, feats, coefs, fills = tree.leaf_model(node)
         out = repr(float(icpt))
-        for f, c, fl in zip(feats, coefs, fills, strict=True):
+        for k, (f, c, fl) in enumerate(zip(feats, coefs, fills, strict=True)):
             x = _sql_name(view.feature_names[int(f)])
-            out = f"({out} + {float(c)!r} * COALESCE({x}, {float(fl)!r}))"
+            levels = tree.term_levels(int(tree.lin_ptr[node]) + k)
+            if levels is None:
+                val = f"COALESCE({x}, {float(fl)!r})"
+            else:
+                lv = view.categories[int(f)]
+                one = ", ".join(_sql_literal(lv[int(q)]) for q, o in zip(*levels, strict=True)
+                                if o)
+                zero = ", ".join(_sql_literal(lv[int(q)]) for q, o in zip(*levels, strict=True)
+                                 if not o)
+                val = (f"(CASE WHEN {x} IN ({one}) THEN 1.0 WHEN {x} IN ({zero}) THEN 0.0 "
+                       f"ELSE {float(fl)!r} END)")
+            out = f"({out} + {float(c)!r} * {val})"
         return out
 
     pieces: list[str] = []
