@@ -62,7 +62,9 @@ def _cubist(X, y):
 
 def methods():
     out = {
-        "m5": lambda X, y: tl.M5Regressor().fit(X, y),
+        "m5": lambda X, y: tl.M5Regressor(random_state=0).fit(X, y),
+        "m5 (weka estimate)": lambda X, y: tl.M5Regressor(random_state=0,
+                                                          linear_estimate="weka").fit(X, y),
         "cart (cv)": lambda X, y: tl.CARTRegressor(random_state=0, n_jobs=2).fit(X, y),
     }
     if lgb is not None:
@@ -128,15 +130,16 @@ def speed_case(n, rows):
     X = rng.normal(size=(n, 28)).astype(np.float32)
     y = (np.where(X[:, 0] > 0, 2 * X[:, 1] + X[:, 2], -X[:, 3]) + np.sin(X[:, 4])
          + 0.5 * X[:, 5] * (X[:, 6] > 0) + rng.normal(0, 0.3, n))
-    grown = dict(criterion="sdr", min_samples_split=4, min_sd_fraction=0.05)
+    grown = dict(criterion="sdr", min_samples_split=4, min_sd_fraction=0.05, random_state=0)
     # compile both first (the first fit in a process compiles the kernels)
     tl.DecisionTreeRegressor(**grown).fit(X[:2000], y[:2000])
-    tl.M5Regressor().fit(X[:2000], y[:2000])
+    # the parallel apply of large inputs compiles on first use
+    tl.M5Regressor().fit(X[:2000], y[:2000]).tree_.apply(X[:150_000])
     t = time.perf_counter()
     const = tl.DecisionTreeRegressor(**grown).fit(X, y)
     t_const = time.perf_counter() - t
     t = time.perf_counter()
-    m5 = tl.M5Regressor().fit(X, y)
+    m5 = tl.M5Regressor(random_state=0).fit(X, y)
     t_m5 = time.perf_counter() - t
     Xt = rng.normal(size=(200_000, 28)).astype(np.float32)
     yt = (np.where(Xt[:, 0] > 0, 2 * Xt[:, 1] + Xt[:, 2], -Xt[:, 3]) + np.sin(Xt[:, 4])
@@ -146,6 +149,11 @@ def speed_case(n, rows):
                  "fit_s": t_const, "depth": const.tree_.max_depth})
     rows.append({"case": f"{n:,} x 28", "method": "m5", "rmse": rmse(m5.predict(Xt), yt),
                  "leaves": m5.tree_.n_leaves, "fit_s": t_m5})
+    t = time.perf_counter()
+    weka = tl.M5Regressor(random_state=0, linear_estimate="weka").fit(X, y)
+    rows.append({"case": f"{n:,} x 28", "method": "m5 (weka estimate)",
+                 "rmse": rmse(weka.predict(Xt), yt), "leaves": weka.tree_.n_leaves,
+                 "fit_s": time.perf_counter() - t})
     if lgb is not None:
         t = time.perf_counter()
         lm = _lgb_linear(X, y)

@@ -381,7 +381,7 @@ def test_linear_leaves_on_every_engine_including_tables(splitter):
     m = tl.M5Regressor(splitter=splitter).fit(df, y)
     pred = m.predict(df)
     assert np.sqrt(np.mean((pred - y) ** 2)) < 130
-    # M5''s synthetic binaries: "cut among the levels of largest mean" for k - 1 cuts, here
+    # M5's synthetic binaries: "cut among the levels of largest mean" for k - 1 cuts, here
     # one leaf (a line in carat, steps for cut) where a constant tree needs hundreds
     tree = m.tree_
     cut = list(df.columns).index("cut")

@@ -1066,7 +1066,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     linear_leaves : bool, default=False
         Fit a linear model at every leaf (a model tree, :mod:`treelearn.model_trees`):
         after growing (and pruning), each node gets a least-squares model on the features
-        ``linear_features`` allows (a categorical one with at most 32 levels as M5''s
+        ``linear_features`` allows (a categorical one with at most 32 levels as M5's
         synthetic binary attributes, levels ordered by mean target), from per-node
         sufficient statistics. ``prune="m5"``
         then prunes where a node's model is estimated no worse than its subtree.

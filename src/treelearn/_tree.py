@@ -33,7 +33,7 @@ without them predicts its leaves' ``value``:
     predicts ``lin_intercept[i] + c_1 x_1 + c_2 x_2 + ...``, summed left to right in float64
     from the float32 ``x``.
 ``lin_set_ptr``, ``lin_set_code``, ``lin_set_one``
-    A term on a categorical feature (M5''s synthetic binary attribute) reads not ``x`` but
+    A term on a categorical feature (M5's synthetic binary attribute) reads not ``x`` but
     an indicator: ``lin_set_code[lin_set_ptr[t]:lin_set_ptr[t + 1]]`` are the level codes
     seen at fit and ``lin_set_one`` their 0/1 values; a level not listed (or missing) reads
     ``lin_fill[t]``. A numeric term has an empty range. Optional with the linear arrays

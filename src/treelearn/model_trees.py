@@ -24,13 +24,21 @@ stride); ``"weka"`` is Weka's M5P, ``rmse * (n + 2 v) / (n - v)`` from the stati
 (Weka's attribute elimination itself uses Akaike's criterion; this variant uses the same
 estimate for dropping and pruning). Both use a factor of 10 when ``n <= v`` (Weka's rule).
 
+Weka's M5P, the implementation users compare with, differs from the book in its growth: a
+split maximises an impurity reduction of order 5 (Wang's ``Impurity`` class: the fifth root
+of the variance) instead of the standard deviation reduction, and each child keeps at least
+``floor(n / 5) + 1`` of the node's ``n`` cases (so no leaf of one case); it prunes on
+``rmse * (n + 2 v) / (n - v)`` (``estimate="weka"`` here) and drops attributes by Akaike's
+criterion. Only the estimate is offered: the growth rules would need a per-node minimum leaf
+size in the engine.
+
 Where this follows the book and where it differs:
 
 * missing values: the tree routes them as the grower learned (a direction per node, chosen by
-  the split score), not by M5''s surrogate split on the target; inside a model a missing value
+  the split score), not by M5's surrogate split on the target; inside a model a missing value
   is the mean of the feature's known values at fit (for the statistics) and at the leaf (at
-  prediction, M5''s "average of the training cases that reach the node");
-* nominal attributes enter the models as M5''s synthetic binary attributes: the ``k`` levels
+  prediction, M5's "average of the training cases that reach the node");
+* nominal attributes enter the models as M5's synthetic binary attributes: the ``k`` levels
   seen at fit are ordered by their mean target (over all training cases, as Weka's supervised
   NominalToBinary orders them) and attribute ``j`` is "the level is among the ``k - j`` of
   largest mean", ``j = 1 .. k - 1``; each is dropped or kept on its own. Features with more
@@ -190,20 +198,25 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     # means of the known values: the fill for missing values, and the centre that keeps the
     # summed moments well conditioned
     known = ~np.isnan(Xq)
-    wk = (w[:, None] * known).sum(axis=0)
-    mu = np.where(wk > 0, np.nansum(w[:, None] * np.nan_to_num(Xq.astype(np.float64)),
-                                    axis=0) / np.maximum(wk, 1e-300), 0.0)
-    Xc = np.where(known, Xq.astype(np.float64), mu[None, :]) - mu[None, :]
-    Xc = np.ascontiguousarray(Xc)
+    wk = w @ known
+    # rows in the order of the nodes' ranges, so that every pass over a node's rows reads
+    # consecutive memory
+    Xc = Xq[rows].astype(np.float64)
+    missing = np.isnan(Xc)
+    Xc[missing] = 0.0
+    mu = np.where(wk > 0, (w[rows] @ Xc) / np.maximum(wk, 1e-300), 0.0)
+    Xc -= mu[None, :]
+    Xc[missing] = 0.0  # a missing value is the mean: 0 once centred
     ybar = float(np.dot(w, y) / W)
-    yc = np.ascontiguousarray(y - ybar, dtype=np.float64)
+    yc = np.ascontiguousarray(y[rows] - ybar, dtype=np.float64)
+    ws = np.ascontiguousarray(w[rows], dtype=np.float64)
     col_feature = np.asarray(spec.feature, dtype=np.intp)
     attr = np.ascontiguousarray(allowed[:, col_feature]) if q else \
         np.zeros((tree.node_count, 0), dtype=np.bool_)
     depth = tree.node_depths()
     stack_cap = int((depth.max() + 1) * max(int(tree.n_branches.max()), 1) + 1)
     coef, icpt, est, model_est, leafy = fit_node_models(
-        Xc, yc, np.ascontiguousarray(w, dtype=np.float64), rows, lo, hi,
+        Xc, yc, ws, np.arange(rows.size, dtype=np.int64), lo, hi,
         postorder(tree.branch_ptr, tree.branch_child), tree.branch_ptr, tree.branch_child,
         tree.n_node_samples.astype(np.int64), attr, float(alpha), ESTIMATES[estimate],
         bool(drop_attributes), bool(prune), stack_cap)
@@ -228,7 +241,8 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     lin_intercept[new_leaves] = ybar + licpt - (lcoef * mu[None, :]).sum(axis=1)
     set_len = np.zeros(tj.size, dtype=np.intp)
     set_code, set_one = [], []
-    for k in np.flatnonzero([spec.ones[j] is not None for j in tj]) if tj.size else []:
+    cat_col = np.array([o is not None for o in spec.ones], dtype=np.bool_)
+    for k in np.flatnonzero(cat_col[tj]) if tj.size else []:
         j = tj[k]
         set_len[k] = spec.known[j].size
         set_code.append(spec.known[j])
