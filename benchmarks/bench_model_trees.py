@@ -133,6 +133,8 @@ def speed_case(n, rows):
     grown = dict(criterion="sdr", min_samples_split=4, min_sd_fraction=0.05, random_state=0)
     # compile both first (the first fit in a process compiles the kernels)
     tl.DecisionTreeRegressor(**grown).fit(X[:2000], y[:2000])
+    tl.M5Regressor(max_leaf_nodes=8, prune=None).fit(X[:2000], y[:2000])
+    tl.M5Regressor(max_leaf_nodes=8, prune=None, splitter="hist").fit(X[:2000], y[:2000])
     # the parallel apply of large inputs compiles on first use
     tl.M5Regressor().fit(X[:2000], y[:2000]).tree_.apply(X[:150_000])
     t = time.perf_counter()
@@ -154,10 +156,21 @@ def speed_case(n, rows):
     rows.append({"case": f"{n:,} x 28", "method": "m5 (weka estimate)",
                  "rmse": rmse(weka.predict(Xt), yt), "leaves": weka.tree_.n_leaves,
                  "fit_s": time.perf_counter() - t})
-    if lgb is not None:
+    # the same number of leaves on both sides: grown best-first to 31 / 1,024 leaves
+    for k in (31, 1024):
+        for splitter in ("best", "hist"):
+            t = time.perf_counter()
+            mk = tl.M5Regressor(random_state=0, max_leaf_nodes=k, prune=None,
+                                splitter=splitter).fit(X, y)
+            rows.append({"case": f"{n:,} x 28", "method": f"m5 {splitter}, {k} leaves",
+                         "rmse": rmse(mk.predict(Xt), yt), "leaves": mk.tree_.n_leaves,
+                         "fit_s": time.perf_counter() - t})
+        if lgb is None:
+            continue
         t = time.perf_counter()
-        lm = _lgb_linear(X, y)
-        rows.append({"case": f"{n:,} x 28", "method": "lightgbm linear",
+        lm = lgb.LGBMRegressor(n_estimators=1, learning_rate=1.0, linear_tree=True, verbose=-1,
+                               num_leaves=k, min_child_samples=1, n_jobs=2).fit(X, y)
+        rows.append({"case": f"{n:,} x 28", "method": f"lightgbm linear, {k} leaves",
                      "rmse": rmse(lm.predict(Xt), yt), "leaves": leaves(lm),
                      "fit_s": time.perf_counter() - t})
 

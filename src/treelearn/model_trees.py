@@ -63,6 +63,7 @@ from .engine.linear import (
     EST_M5,
     EST_WEKA,
     allowed_features,
+    centred_rows,
     fit_node_models,
     known_means,
     postorder,
@@ -100,17 +101,20 @@ def _columns(X, y, w, allowed, is_cat, max_levels):
     """The model columns (float32, NaN where the value is missing or a level was not seen)
     and what each one is."""
     cols = _Columns([], [], [])
+    used = np.flatnonzero(allowed.any(axis=0))
+    num = used[~is_cat[used]]
     data = []
-    for f in np.flatnonzero(allowed.any(axis=0)):
+    if num.size:
+        block = X[:, num]
+        block = block.toarray() if sp.issparse(block) else np.asarray(block)
+        data.append(np.asarray(block, dtype=np.float32))
+        cols.feature += num.tolist()
+        cols.ones += [None] * num.size
+        cols.known += [None] * num.size
+    for f in used[is_cat[used]]:
         x = X[:, f]
         x = np.asarray(x.toarray()).ravel() if sp.issparse(x) else np.asarray(x)
         x = x.astype(np.float32)
-        if not is_cat[f]:
-            cols.feature.append(int(f))
-            cols.ones.append(None)
-            cols.known.append(None)
-            data.append(x)
-            continue
         ok = ~np.isnan(x)
         codes = x[ok].astype(np.int64)
         if codes.size == 0:
@@ -132,10 +136,12 @@ def _columns(X, y, w, allowed, is_cat, max_levels):
             cols.feature.append(int(f))
             cols.ones.append(np.sort(order[j:]))
             cols.known.append(np.sort(seen))
-            data.append(col)
+            data.append(col[:, None])
     if not data:
         return np.zeros((X.shape[0], 0), dtype=np.float32), cols
-    return np.ascontiguousarray(np.column_stack(data)), cols
+    if len(data) == 1:
+        return np.ascontiguousarray(data[0]), cols
+    return np.ascontiguousarray(np.hstack(data)), cols
 
 
 def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
@@ -197,16 +203,9 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     W = float(w.sum())
     # means of the known values: the fill for missing values, and the centre that keeps the
     # summed moments well conditioned
-    known = ~np.isnan(Xq)
-    wk = w @ known
     # rows in the order of the nodes' ranges, so that every pass over a node's rows reads
-    # consecutive memory
-    Xc = Xq[rows].astype(np.float64)
-    missing = np.isnan(Xc)
-    Xc[missing] = 0.0
-    mu = np.where(wk > 0, (w[rows] @ Xc) / np.maximum(wk, 1e-300), 0.0)
-    Xc -= mu[None, :]
-    Xc[missing] = 0.0  # a missing value is the mean: 0 once centred
+    # consecutive memory; centred on the means of known values (a missing value is the mean)
+    Xc, mu = centred_rows(Xq, rows, np.ascontiguousarray(w, dtype=np.float64))
     ybar = float(np.dot(w, y) / W)
     yc = np.ascontiguousarray(y[rows] - ybar, dtype=np.float64)
     ws = np.ascontiguousarray(w[rows], dtype=np.float64)

@@ -69,6 +69,34 @@ def allowed_features(parent, feature, is_leaf, n_features, subtree):
 
 
 @njit
+def centred_rows(Xq, rows, w):
+    """The model columns gathered into the order ``rows``, in float64, centred on their
+    weighted means of known values, a missing value (NaN) set to 0 (the mean): ``(Xc, mu)``
+    with ``mu`` the means (0 for a column without known values)."""
+    n = rows.shape[0]
+    q = Xq.shape[1]
+    s = np.zeros(q)
+    sw = np.zeros(q)
+    for r in range(Xq.shape[0]):
+        for j in range(q):
+            x = Xq[r, j]
+            if not math.isnan(x):
+                s[j] += w[r] * np.float64(x)
+                sw[j] += w[r]
+    mu = np.zeros(q)
+    for j in range(q):
+        if sw[j] > 0.0:
+            mu[j] = s[j] / sw[j]
+    out = np.empty((n, q))
+    for t in range(n):
+        r = rows[t]
+        for j in range(q):
+            x = Xq[r, j]
+            out[t, j] = 0.0 if math.isnan(x) else np.float64(x) - mu[j]
+    return out, mu
+
+
+@njit
 def preorder(branch_ptr, branch_child):
     """Nodes in preorder (first branch first) and the size of every node's subtree."""
     n = branch_ptr.shape[0] - 1
