@@ -460,3 +460,18 @@ def test_the_picture_of_a_model_tree_against_a_constant_tree(tmp_path):
     ax.figure.savefig(tmp_path / "m5.png")
     with pytest.raises(ValueError, match="one feature"):
         plot_fit_1d(m5, np.zeros((3, 2)), np.zeros(3))
+
+
+@pytest.mark.parametrize("n_values", [20, 200])
+def test_the_histogram_engine_scores_sdr_as_the_exact_one(n_values):
+    # one bin per distinct value: the histogram splitter must find the exact splitter's tree
+    # (SDR needs the sums of squares, which squared error's histograms leave out)
+    rng = np.random.default_rng(n_values)
+    X = rng.integers(0, n_values, (3000, 4)).astype(np.float32)
+    y = np.where(X[:, 0] > n_values / 2, 3.0, 0.0) + X[:, 1] / n_values \
+        + rng.exponential(1.0, 3000) ** 2
+    exact = tl.DecisionTreeRegressor(criterion="sdr", max_depth=6, random_state=0).fit(X, y)
+    hist = tl.DecisionTreeRegressor(criterion="sdr", max_depth=6, splitter="hist",
+                                    random_state=0).fit(X, y)
+    np.testing.assert_allclose(hist.predict(X), exact.predict(X), rtol=1e-9)
+    assert hist.tree_.node_count == exact.tree_.node_count

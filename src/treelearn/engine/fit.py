@@ -30,7 +30,7 @@ from .._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
-from .criteria import ABSOLUTE_ERROR, SQUARED_ERROR
+from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
 from .levels import MISSING_C45, N_RES, workspace
 from .nodes import (
@@ -387,8 +387,10 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
             None if R0 is None else np.empty_like(R0), W0,
             None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
             B1.view(np.uint64))
-    need_sq = is_reg and (prm.cost_mode != 0 or prm.selection != 0 or prm.average_gain
-                          or prm.threshold_penalty)
+    # sums of squares: for SDR's standard deviations, and for the scores that need a node's
+    # variance (costs, tests, C4.5's choices)
+    need_sq = is_reg and (prm.crit == SDR or prm.cost_mode != 0 or prm.selection != 0
+                          or prm.average_gain or prm.threshold_penalty)
     H = (2 + int(need_sq) if is_reg else S) + int(weighted)
     btot = int(hoff[-1])
     slot_bytes = btot * H * 8
