@@ -475,3 +475,19 @@ def test_the_histogram_engine_scores_sdr_as_the_exact_one(n_values):
                                     random_state=0).fit(X, y)
     np.testing.assert_allclose(hist.predict(X), exact.predict(X), rtol=1e-9)
     assert hist.tree_.node_count == exact.tree_.node_count
+
+
+def test_readers_that_cannot_hold_leaf_models_refuse_them():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 2))
+    y = 3 * X[:, 0] + rng.normal(0, 0.1, 200)
+    m = tl.M5Regressor().fit(X, y)
+    with pytest.raises(ValueError, match="model tree"):
+        tl.to_sklearn(m)
+    with pytest.raises(ValueError, match="linear_leaves=True"):
+        tl.BaggingRegressor(tl.M5Regressor(), n_estimators=2).fit(X, y)
+    # an SDR tree with constant leaves converts, its impurities being variances
+    sk = tl.to_sklearn(tl.DecisionTreeRegressor(criterion="sdr", max_depth=3).fit(X, y))
+    np.testing.assert_array_equal(sk.predict(X.astype(np.float32)),
+                                  tl.DecisionTreeRegressor(criterion="sdr", max_depth=3)
+                                  .fit(X, y).predict(X))

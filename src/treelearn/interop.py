@@ -17,7 +17,8 @@ from ._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeR
 from ._tree import Tree
 
 # treelearn criteria that scikit-learn lacks map to the impurity their nodes store.
-_TO_SK_CRITERION = {"misclassification": "gini", "gain_ratio": "entropy", "chi2": "entropy"}
+_TO_SK_CRITERION = {"misclassification": "gini", "gain_ratio": "entropy", "chi2": "entropy",
+                    "sdr": "squared_error"}
 _FROM_SK_CRITERION = {"friedman_mse": "squared_error"}
 _SHARED_PARAMS = ("splitter", "max_depth", "min_samples_split", "min_samples_leaf",
                   "min_weight_fraction_leaf", "max_features", "random_state", "max_leaf_nodes",
@@ -43,10 +44,14 @@ def to_sklearn(model: BaseDecisionTree):
     estimator : sklearn.tree.DecisionTreeClassifier or DecisionTreeRegressor
         Same predictions, probabilities, ``apply`` and ``tree_`` arrays. Criteria scikit-learn
         does not have are reported as the impurity the nodes store ("gini" for
-        misclassification, "entropy" for gain_ratio and chi2); refitting it is scikit-learn's fit.
+        misclassification, "entropy" for gain_ratio and chi2, "squared_error" for sdr);
+        refitting it is scikit-learn's fit.
     """
     check_is_fitted(model, "tree_")
     t = model.tree_
+    if t.has_linear_leaves:
+        raise ValueError("to_sklearn cannot convert a model tree: scikit-learn's trees have no "
+                         "linear models at their leaves.")
     if not t.is_binary:
         raise ValueError("to_sklearn needs a binary tree on numeric features; this tree has "
                          "categorical or multiway splits or C4.5 fractional missing-value "

@@ -63,6 +63,11 @@ class _Bagging(_BaseEnsemble):
             kind = "classifier" if want is ClassifierMixin else "regressor"
             raise TypeError(f"{type(self).__name__} needs a {kind} tree as estimator; got "
                             f"{type(est).__name__}.")
+        if getattr(est, "linear_leaves", False):
+            # the packed forest predicts leaf values; linear leaves would be dropped silently
+            raise ValueError(f"{type(self).__name__} does not take model trees "
+                             f"({type(est).__name__} with linear_leaves=True) as estimator; "
+                             "use a constant-leaf tree.")
         return clone(est)
 
     def _validate_forest_params(self) -> None:
