@@ -491,3 +491,27 @@ def test_readers_that_cannot_hold_leaf_models_refuse_them():
     np.testing.assert_array_equal(sk.predict(X.astype(np.float32)),
                                   tl.DecisionTreeRegressor(criterion="sdr", max_depth=3)
                                   .fit(X, y).predict(X))
+
+
+def test_traversal_orders_equal_recursive_walks():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=400),
+                       "c": pd.Categorical(rng.choice(list("pqrs"), 400))})
+    y = rng.integers(0, 3, 400)
+    trees = [tl.DecisionTreeRegressor(max_depth=6).fit(df[["a"]], rng.normal(size=400)).tree_,
+             tl.C45Classifier(prune=None).fit(df, y).tree_]  # multiway nodes
+
+    def walk(t, i, pre, post):
+        pre.append(i)
+        for c in t.children(i):
+            walk(t, int(c), pre, post)
+        post.append(i)
+
+    for t in trees:
+        pre, post = [], []
+        walk(t, 0, pre, post)
+        order, size = preorder(t.branch_ptr, t.branch_child)
+        assert order.tolist() == pre
+        assert postorder(t.branch_ptr, t.branch_child).tolist() == post
+        assert size[0] == t.node_count

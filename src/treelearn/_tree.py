@@ -345,6 +345,11 @@ LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercep
                  "lin_set_ptr", "lin_set_code", "lin_set_one")
 
 
+def _optional(a, dtype):
+    """An optional tree array as the kernels read it (None stays None)."""
+    return None if a is None else np.ascontiguousarray(a, dtype=dtype)
+
+
 #: Check even the trees of treelearn's own growers (set by the test suite).
 CHECK_TRUSTED = os.environ.get("TREELEARN_CHECK_TREES") == "1"
 
@@ -433,15 +438,11 @@ class Tree:
         if any(a is not None for a in lin) and any(a is None for a in lin):
             raise ValueError("the linear-leaf arrays (lin_ptr, lin_feature, lin_coef, lin_fill, "
                              "lin_intercept) must be given together")
-        self.lin_ptr = None if lin_ptr is None else np.ascontiguousarray(lin_ptr, dtype=np.intp)
-        self.lin_feature = (None if lin_feature is None
-                            else np.ascontiguousarray(lin_feature, dtype=np.intp))
-        self.lin_coef = (None if lin_coef is None
-                         else np.ascontiguousarray(lin_coef, dtype=np.float64))
-        self.lin_fill = (None if lin_fill is None
-                         else np.ascontiguousarray(lin_fill, dtype=np.float64))
-        self.lin_intercept = (None if lin_intercept is None
-                              else np.ascontiguousarray(lin_intercept, dtype=np.float64))
+        self.lin_ptr = _optional(lin_ptr, np.intp)
+        self.lin_feature = _optional(lin_feature, np.intp)
+        self.lin_coef = _optional(lin_coef, np.float64)
+        self.lin_fill = _optional(lin_fill, np.float64)
+        self.lin_intercept = _optional(lin_intercept, np.float64)
         sets = (lin_set_ptr, lin_set_code, lin_set_one)
         if any(a is not None for a in sets) and (any(a is None for a in sets)
                                                  or lin_ptr is None):
@@ -451,12 +452,9 @@ class Tree:
             lin_set_ptr = np.zeros(self.lin_feature.shape[0] + 1, dtype=np.intp)
             lin_set_code = np.zeros(0, dtype=np.intp)
             lin_set_one = np.zeros(0, dtype=np.bool_)
-        self.lin_set_ptr = (None if lin_set_ptr is None
-                            else np.ascontiguousarray(lin_set_ptr, dtype=np.intp))
-        self.lin_set_code = (None if lin_set_code is None
-                             else np.ascontiguousarray(lin_set_code, dtype=np.intp))
-        self.lin_set_one = (None if lin_set_one is None
-                            else np.ascontiguousarray(lin_set_one, dtype=np.bool_))
+        self.lin_set_ptr = _optional(lin_set_ptr, np.intp)
+        self.lin_set_code = _optional(lin_set_code, np.intp)
+        self.lin_set_one = _optional(lin_set_one, np.bool_)
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants. Trees
         # assembled by treelearn's own growers (``_trusted``) hold them by construction and
@@ -645,9 +643,10 @@ class Tree:
             # only the columns the models read, dense
             cols, lin_feature = np.unique(self.lin_feature, return_inverse=True)
             X = np.ascontiguousarray(X[:, cols].toarray(), dtype=X_DTYPE)
+            lin_feature = lin_feature.astype(np.intp)
         for a in range(0, X.shape[0], ROUTE_ROWS):
             b = min(X.shape[0], a + ROUTE_ROWS)
-            linear_values(X[a:b], leaf[a:b], self.lin_ptr, lin_feature.astype(np.intp),
+            linear_values(X[a:b], leaf[a:b], self.lin_ptr, lin_feature,
                           self.lin_coef, self.lin_fill, self.lin_intercept, self.lin_set_ptr,
                           self.lin_set_code, self.lin_set_one, out[a:b])
             check_interrupt()

@@ -80,9 +80,9 @@ def _joined(parts: list, dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
 
-def _allowed(tree: Tree, features: str) -> np.ndarray:
+def _allowed(tree: Tree, parent: np.ndarray, features: str) -> np.ndarray:
     """Per node, the features its model may use (bool, node x n_features)."""
-    return allowed_features(tree.node_parents(), tree.feature,
+    return allowed_features(parent, tree.feature,
                             tree.children_left == TREE_LEAF, tree.n_features,
                             features == "subtree")
 
@@ -194,7 +194,8 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     keep = w > 0.0
     if not keep.all():
         X, y, w = X[keep], y[keep], w[keep]
-    allowed = _allowed(tree, features)
+    parent = tree.node_parents()
+    allowed = _allowed(tree, parent, features)
     Xq, spec = _columns(X, y, w, allowed, is_cat, max_levels)
     q = Xq.shape[1]
     leaf = tree.apply(X)
@@ -224,7 +225,7 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     out = tree.subtree(keep_leaf, order=kept) if keep_leaf.any() else tree
     new_leaves = np.flatnonzero(out.children_left == TREE_LEAF)
     old_leaves = kept[new_leaves].astype(np.int64)
-    lcoef, licpt = smooth_leaves(coef, icpt, tree.node_parents(), tree.n_node_samples,
+    lcoef, licpt = smooth_leaves(coef, icpt, parent, tree.n_node_samples,
                                  old_leaves, float(smoothing))
     fill = known_means(Xq, np.ascontiguousarray(w, dtype=np.float64), rows, lo, hi,
                        old_leaves, np.arange(q, dtype=np.int64), mu)

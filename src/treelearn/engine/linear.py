@@ -97,11 +97,11 @@ def centred_rows(Xq, rows, w):
 
 
 @njit
-def preorder(branch_ptr, branch_child):
-    """Nodes in preorder (first branch first) and the size of every node's subtree."""
+def _depth_first(branch_ptr, branch_child, last_first):
+    """Nodes depth-first, each before its subtree, its branches first to last (or last to
+    first)."""
     n = branch_ptr.shape[0] - 1
     order = np.empty(n, dtype=np.int64)
-    size = np.ones(n, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)
     top = 1
     stack[0] = 0
@@ -111,9 +111,21 @@ def preorder(branch_ptr, branch_child):
         i = stack[top]
         order[k] = i
         k += 1
-        for b in range(branch_ptr[i + 1] - 1, branch_ptr[i] - 1, -1):
+        nb = branch_ptr[i + 1] - branch_ptr[i]
+        for u in range(nb):
+            # pushed so that the branch to visit next is on top
+            b = branch_ptr[i] + u if last_first else branch_ptr[i + 1] - 1 - u
             stack[top] = branch_child[b]
             top += 1
+    return order
+
+
+@njit
+def preorder(branch_ptr, branch_child):
+    """Nodes in preorder (first branch first) and the size of every node's subtree."""
+    order = _depth_first(branch_ptr, branch_child, False)
+    n = order.shape[0]
+    size = np.ones(n, dtype=np.int64)
     # children come after their parents, so one backward pass sums the sizes
     for i in range(n - 1, -1, -1):
         for b in range(branch_ptr[i], branch_ptr[i + 1]):
@@ -123,26 +135,9 @@ def preorder(branch_ptr, branch_child):
 
 @njit
 def postorder(branch_ptr, branch_child):
-    """Nodes in postorder (children, first branch first, before their parent)."""
-    n = branch_ptr.shape[0] - 1
-    out = np.empty(n, dtype=np.int64)
-    stack = np.empty(n, dtype=np.int64)
-    nxt = np.zeros(n, dtype=np.int64)
-    top = 1
-    stack[0] = 0
-    k = 0
-    while top > 0:
-        i = stack[top - 1]
-        b = branch_ptr[i] + nxt[i]
-        if b < branch_ptr[i + 1]:
-            nxt[i] += 1
-            stack[top] = branch_child[b]
-            top += 1
-        else:
-            out[k] = i
-            k += 1
-            top -= 1
-    return out
+    """Nodes in postorder (children, first branch first, before their parent): the
+    preorder that takes branches last to first, reversed."""
+    return _depth_first(branch_ptr, branch_child, True)[::-1].copy()
 
 
 @njit
