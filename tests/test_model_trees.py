@@ -515,3 +515,33 @@ def test_traversal_orders_equal_recursive_walks():
         assert order.tolist() == pre
         assert postorder(t.branch_ptr, t.branch_child).tolist() == post
         assert size[0] == t.node_count
+
+
+def test_broken_level_sets_of_linear_terms_are_named():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    n = 600
+    df = pd.DataFrame({"a": rng.uniform(0, 1, n), "c": pd.Categorical(rng.choice(list("pqr"), n))})
+    y = 2 * df["a"].to_numpy() + df["c"].map({"p": 0.0, "q": 1.0, "r": 3.0}).to_numpy(float) \
+        + rng.normal(0, 0.05, n)
+    t = tl.M5Regressor().fit(df, y).tree_
+    assert t.lin_set_code.size > 0
+    base = dict(lin_ptr=t.lin_ptr, lin_feature=t.lin_feature, lin_coef=t.lin_coef,
+                lin_fill=t.lin_fill, lin_intercept=t.lin_intercept)
+    args = (t.n_features, t.n_classes, t.children_left, t.children_right, t.feature,
+            t.threshold, t.impurity, t.n_node_samples, t.weighted_n_node_samples, t.value)
+    kw = dict(branch_ptr=t.branch_ptr, branch_child=t.branch_child, cat_ptr=t.cat_ptr,
+              cat_branch=t.cat_branch, missing_branch=t.missing_branch)
+    sets = dict(lin_set_ptr=t.lin_set_ptr, lin_set_code=t.lin_set_code,
+                lin_set_one=t.lin_set_one)
+    with pytest.raises(ValueError, match="with the linear-leaf arrays"):
+        tl.Tree(*args, **kw, **sets)
+    with pytest.raises(ValueError, match="must be given together"):
+        tl.Tree(*args, **kw, **base, lin_set_ptr=t.lin_set_ptr)
+    with pytest.raises(ValueError, match="not a valid CSR pointer over the level sets"):
+        tl.Tree(*args, **kw, **base, **{**sets, "lin_set_ptr": t.lin_set_ptr[:-1]})
+    with pytest.raises(ValueError, match="differ in length"):
+        tl.Tree(*args, **kw, **base, **{**sets, "lin_set_one": t.lin_set_one[:-1]})
+    with pytest.raises(ValueError, match="negative"):
+        tl.Tree(*args, **kw, **base, **{**sets, "lin_set_code": t.lin_set_code - 10})
+    assert tl.Tree(*args, **kw, **base, **sets) == t
