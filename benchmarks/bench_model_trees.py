@@ -1,7 +1,9 @@
 """Model trees (M5) against a CV-pruned CART tree, LightGBM's single linear tree and Cubist.
 
 Prints one table: held-out RMSE and leaves on regression tables (diamonds-like and
-flights-like from :mod:`realshaped`, scikit-learn's diabetes data by 10-fold CV), fit time on
+flights-like from :mod:`realshaped`, the diamonds-like table with 10% of its cells missing
+(M5's routing of missing values against the learned direction and the median),
+scikit-learn's diabetes data by 10-fold CV), fit time on
 1M x 28 against the constant-leaf tree M5 grows (same growth, no leaf models) and LightGBM's
 ``linear_tree`` single tree, and extrapolation of a line (train x in [0, 1], test [1, 1.2]).
 
@@ -82,11 +84,11 @@ def leaves(model) -> int | None:
     return None
 
 
-def table_case(name, df, y, rows):
+def table_case(name, df, y, rows, fits=None):
     """Held-out RMSE (80/20 split) on a table; numeric codes for the other libraries."""
     Xtr, Xte, ytr, yte = train_test_split(df, y, test_size=0.2, random_state=0)
     Otr, Ote = ordinal(Xtr), ordinal(Xte)
-    for meth, fit in methods().items():
+    for meth, fit in (fits or methods()).items():
         t = time.perf_counter()
         if meth.startswith("m5") or meth.startswith("cart"):
             m = fit(Xtr, ytr)
@@ -104,6 +106,23 @@ def table_case(name, df, y, rows):
             pred = m.predict(Ote)
         rows.append({"case": name, "method": meth, "rmse": rmse(pred, yte),
                      "leaves": leaves(m), "fit_s": time.perf_counter() - t})
+
+
+def holes_case(rows, share=0.1):
+    """The diamonds-like table with ``share`` of its cells missing (train and test): M5's
+    routing of missing values (``missing="m5"``, by the target at fit and the node's average
+    at prediction) against the grower's learned direction and the median, and the others."""
+    df, y, _ = diamonds()
+    rng = np.random.default_rng(1)
+    df = df.mask(rng.random(df.shape) < share)
+    name = f"diamonds-like, {share:.0%} holes"
+    extra = {
+        "m5, missing=learn": lambda X, y: tl.M5Regressor(random_state=0,
+                                                          missing="learn").fit(X, y),
+        "m5, missing=impute": lambda X, y: tl.M5Regressor(random_state=0,
+                                                           missing="impute").fit(X, y),
+    }
+    table_case(name, df, y, rows, {**methods(), **extra})
 
 
 def diabetes_case(rows):
@@ -205,6 +224,7 @@ def main() -> None:
     table_case("diamonds-like 54k", df, y, rows)
     df, y, _ = flights(args.flights)
     table_case(f"flights-like {args.flights // 1000}k", df, y, rows)
+    holes_case(rows)
     diabetes_case(rows)
     extrapolation_case(rows)
     speed_case(args.rows, rows)

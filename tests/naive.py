@@ -736,3 +736,79 @@ def naive_smoothed_prediction(models, counts, x, k):
         n = counts[d - 1]
         p = (n * p + k * value(models[d])) / (n + k)
     return p
+
+
+def naive_m5_routing(tree, X, y, w):
+    """M5′'s walk of the training rows down a grown tree, written from Witten & Frank,
+    *Data Mining*, 6.5: at a node, the rows whose split value is known follow the split; a
+    row with an unknown value goes to the branch of the larger mean target (of the known
+    rows) when its target is above the average of the two branch means, else to the other
+    (a multiway node: the branch of the nearest mean, the first on ties). At prediction an
+    unknown value takes the branch of the node's weighted average value (a categorical
+    feature: its most frequent level). Returns ``(leaf, missing_branch, node_rows)`` with
+    ``node_rows[node]`` the rows reaching each node."""
+    n_nodes = tree.node_count
+    leaf = np.full(len(y), -1)
+    mb = np.full(n_nodes, -2)
+    node_rows = [None] * n_nodes
+
+    def visit(node, rows):
+        node_rows[node] = rows
+        kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
+        if len(kids) == 0:
+            leaf[rows] = node
+            return
+        f = tree.feature[node]
+        x = X[rows, f].astype(np.float64)
+        c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
+        branch = np.full(len(rows), -1)
+        for i, v in enumerate(x):
+            if np.isnan(v):
+                continue
+            if c1 > c0:
+                branch[i] = tree.cat_branch[c0 + int(v)]
+            else:
+                branch[i] = 0 if v <= tree.threshold[node] else 1
+        k = len(kids)
+        means = [np.average(y[rows][branch == b], weights=w[rows][branch == b])
+                 if np.any(branch == b) else np.nan for b in range(k)]
+        for i in np.flatnonzero(branch < 0):
+            t = y[rows[i]]
+            if k == 2:
+                upper = 1 if means[1] > means[0] else 0
+                branch[i] = upper if t > (means[0] + means[1]) / 2 else 1 - upper
+            else:
+                gaps = [abs(t - m) if not np.isnan(m) else np.inf for m in means]
+                branch[i] = int(np.argmin(gaps))
+        known = ~np.isnan(x)
+        if c1 > c0:
+            lw = np.bincount(x[known].astype(int), weights=w[rows][known],
+                             minlength=c1 - c0)
+            mb[node] = tree.cat_branch[c0 + int(np.argmax(lw))]
+        else:
+            avg = np.average(x[known], weights=w[rows][known])
+            mb[node] = 0 if avg <= tree.threshold[node] else 1
+        for b, kid in enumerate(kids):
+            visit(kid, rows[branch == b])
+
+    visit(0, np.arange(len(y)))
+    return leaf, mb, node_rows
+
+
+def naive_m5_sdr(x, y, w, threshold):
+    """M5′'s standard deviation reduction of the cut ``x <= threshold`` with missing values
+    (Witten & Frank, *Data Mining*, 6.5): ``m/|T| * (sd(T) - sum_j |T_j|/|T| sd(T_j))``,
+    ``T`` all rows (weighted), ``m`` the known ones, ``T_j`` the known rows of each side."""
+    def sd(mask):
+        if not mask.any():
+            return 0.0
+        mu = np.average(y[mask], weights=w[mask])
+        return math.sqrt(max(np.average((y[mask] - mu) ** 2, weights=w[mask]), 0.0))
+
+    known = ~np.isnan(x)
+    W = w.sum()
+    left = known & (x <= threshold)
+    right = known & (x > threshold)
+    inner = sd(np.ones(len(y), dtype=bool)) - w[left].sum() / W * sd(left) \
+        - w[right].sum() / W * sd(right)
+    return w[known].sum() / W * inner

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import m5_factor, naive_node_model, naive_smoothed_prediction
+from naive import (
+    m5_factor,
+    naive_m5_routing,
+    naive_m5_sdr,
+    naive_node_model,
+    naive_smoothed_prediction,
+)
 
 import treelearn as tl
 from treelearn.engine.criteria import SDR, proxy_two, split_proxy
@@ -21,6 +27,7 @@ from treelearn.engine.linear import (
     smooth_leaves,
 )
 from treelearn.io import ModelFileError
+from treelearn.model_trees import target_replay
 
 
 def _one_node(X, y, w, *, drop=True, est=EST_M5, alpha=0.0):
@@ -288,7 +295,9 @@ def test_missing_values_in_a_leaf_model_read_the_leafs_mean():
             want = want + c * (fill if np.isnan(Xt[r, f]) else x[f])
         assert m.predict(Xt[r:r + 1])[0] == pytest.approx(want, rel=1e-12)
         if 1 in feats.tolist():
-            known = ~np.isnan(X[:, 1]) & (m.apply(X) == leaf[r])
+            # the leaf's training rows: as M5' routed them (by the target), not as apply would
+            rows = target_replay(tree, X.astype(np.float32), y, np.ones(len(y)))[0] == leaf[r]
+            known = ~np.isnan(X[:, 1]) & rows
             k = feats.tolist().index(1)
             assert fills[k] == pytest.approx(X[known, 1].astype(np.float32).mean(), rel=1e-6)
 
@@ -545,3 +554,123 @@ def test_broken_level_sets_of_linear_terms_are_named():
     with pytest.raises(ValueError, match="negative"):
         tl.Tree(*args, **kw, **base, **{**sets, "lin_set_code": t.lin_set_code - 10})
     assert tl.Tree(*args, **kw, **base, **sets) == t
+
+
+# -- M5′'s missing values --------------------------------------------------------------------
+
+
+def test_m5_missing_values_hand_example():
+    # Witten & Frank, Data Mining, 6.5: a case with an unknown value goes to the branch of the
+    # larger mean when its target is above the average of the two means; at prediction the
+    # unknown value is the node's average. Known: x = 1, 2, 3 (y = 0) and 10, 11, 13 (y = 10);
+    # unknown x with y = 9 (above the midpoint 5: right) and y = 2 (left).
+    X = np.array([[1], [2], [3], [10], [11], [13], [np.nan], [np.nan]], dtype=np.float32)
+    y = np.array([0, 0, 0, 10, 10, 10, 9, 2], dtype=float)
+    m = tl.DecisionTreeRegressor(missing="m5", max_depth=1).fit(X, y)
+    tree = m.tree_
+    assert tree.threshold[0] == pytest.approx(6.5)
+    assert tree.n_node_samples.tolist() == [8, 4, 4]
+    assert tree.value[1:, 0, 0].tolist() == [0.5, 9.75]  # (0+0+0+2)/4, (10+10+10+9)/4
+    # the average known x is 40/6 = 6.67 > 6.5: an unknown value goes right
+    assert tree.missing_branch[0] == 1
+    assert m.predict(np.array([[np.nan]]))[0] == 9.75
+    # "learn" sends both unknown cases one way (the side that scores best)
+    learn = tl.DecisionTreeRegressor(missing="learn", max_depth=1).fit(X, y).tree_
+    assert sorted(learn.n_node_samples[1:].tolist()) in ([3, 5], [2, 6])
+
+
+def test_m5_split_score_is_the_books_sdr_with_missing_values():
+    # the root split maximises m/|T| (sd(T) - sum_j |T_j|/|T| sd(T_j)) over every feature
+    # and cut (brute force twin); C4.5's known-value gain would choose differently here
+    chosen_differently = 0
+    for seed in range(25):
+        rng = np.random.default_rng(seed)
+        n = 60
+        X = rng.integers(0, 8, (n, 3)).astype(np.float32)
+        X[rng.random((n, 3)) < rng.uniform(0.05, 0.6, 3)] = np.nan
+        y = np.nan_to_num(X[:, 0]) * rng.normal() + np.nan_to_num(X[:, 1]) + rng.normal(0, 1, n)
+        w = np.ones(n)
+        cands = []
+        for f in range(3):
+            vals = np.unique(X[~np.isnan(X[:, f]), f])
+            for a, b in zip(vals[:-1], vals[1:], strict=True):
+                thr = (float(a) + float(b)) / 2
+                cands.append((naive_m5_sdr(X[:, f], y, w, thr), f, thr))
+        cands.sort(reverse=True)
+        if cands[0][0] - cands[1][0] < 1e-9 * abs(cands[0][0]):
+            continue  # a tie: either answer is right
+        tree = tl.DecisionTreeRegressor(criterion="sdr", missing="m5", max_depth=1,
+                                        random_state=0).fit(X, y).tree_
+        assert (tree.feature[0], tree.threshold[0]) == pytest.approx(cands[0][1:])
+        c45 = tl.DecisionTreeRegressor(criterion="sdr", missing="c45", max_depth=1,
+                                       random_state=0).fit(X, y).tree_
+        chosen_differently += (c45.feature[0], c45.threshold[0]) != pytest.approx(cands[0][1:])
+    assert chosen_differently > 0  # the test tells the two formulas apart
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(8, 120), st.integers(0, 2**31 - 1), st.sampled_from(["best", "hist"]),
+       st.booleans(), st.booleans())
+def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weighted):
+    # the growers route cases with unknown values by their target while growing: every
+    # node's rows and value are the naive walk's; the replay gives the same leaves, and
+    # prediction's branch is the node's average value
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, (n, 3)).astype(np.float64)
+    X[rng.random((n, 3)) < 0.25] = np.nan
+    y = rng.integers(0, 5, n) + np.nan_to_num(X[:, 0], nan=2.0)
+    w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
+    kw = {"categorical_features": [2]} if categorical else {}
+    m = tl.DecisionTreeRegressor(missing="m5", splitter=splitter, random_state=0,
+                                 **kw).fit(X, y, sample_weight=w)
+    tree = m.tree_
+    Xe = m._validate_table(X)
+    leaf, mb, node_rows = naive_m5_routing(tree, Xe, y, w)
+    inner = tree.children_left != -1
+    for node in range(tree.node_count):
+        rows = node_rows[node]
+        assert tree.n_node_samples[node] == len(rows)
+        assert tree.value[node, 0, 0] == pytest.approx(np.average(y[rows], weights=w[rows]))
+    np.testing.assert_array_equal(tree.missing_branch[inner], mb[inner])
+    got_leaf, got_mb = target_replay(tree, Xe, y, w)
+    np.testing.assert_array_equal(got_leaf, leaf)
+    np.testing.assert_array_equal(got_mb[inner], mb[inner])
+
+
+def test_m5_missing_values_on_both_engines_and_in_the_leaf_models():
+    # one bin per value: the histogram engine routes and scores as the exact one; the leaf
+    # models are fitted to the rows M5' routed to each leaf (lstsq on the replay's rows)
+    rng = np.random.default_rng(7)
+    n = 2000
+    X = rng.integers(0, 30, (n, 3)).astype(np.float32)
+    y = np.where(X[:, 0] > 15, 2 * X[:, 1], 40 - X[:, 2]) + rng.normal(0, 1, n)
+    X[rng.random((n, 3)) < 0.15] = np.nan
+    exact = tl.DecisionTreeRegressor(criterion="sdr", missing="m5", max_depth=5,
+                                     random_state=0).fit(X, y)
+    hist = tl.DecisionTreeRegressor(criterion="sdr", missing="m5", max_depth=5,
+                                    splitter="hist", random_state=0).fit(X, y)
+    assert hist.tree_.node_count == exact.tree_.node_count
+    np.testing.assert_allclose(hist.predict(X), exact.predict(X), rtol=1e-9)
+    m = tl.M5Regressor(max_depth=2, prune=None, smoothing=0, drop_attributes=False,
+                       linear_features="path", random_state=0).fit(X, y)
+    assert m.missing == "m5"
+    tree = m.tree_
+    leaf = target_replay(tree, X, y, np.ones(n))[0]
+    assert not np.array_equal(leaf, m.apply(X))  # the routing matters here
+    for node in np.flatnonzero(tree.children_left == -1):
+        rows = leaf == node
+        icpt, feats, coefs, _ = tree.leaf_model(node)
+        Z = X[rows][:, feats].astype(np.float64)
+        # in the statistics a missing value is the feature's mean (of all known values)
+        Z = np.where(np.isnan(Z), np.nanmean(X[:, feats].astype(np.float64), axis=0), Z)
+        A = np.column_stack([np.ones(rows.sum()), Z])
+        ref = np.linalg.lstsq(A, y[rows], rcond=None)[0]
+        np.testing.assert_allclose(np.r_[icpt, coefs], ref, rtol=1e-6, atol=1e-6)
+
+
+def test_m5_missing_mode_is_refused_where_it_is_undefined():
+    X = np.array([[0.0], [1.0], [np.nan], [2.0]])
+    with pytest.raises(ValueError, match="regression tree"):
+        tl.DecisionTreeClassifier(missing="m5").fit(X, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="absolute_error"):
+        tl.DecisionTreeRegressor(missing="m5", criterion="absolute_error").fit(X, [0, 1, 0, 1])

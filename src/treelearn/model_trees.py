@@ -34,10 +34,13 @@ size in the engine.
 
 Where this follows the book and where it differs:
 
-* missing values: the tree routes them as the grower learned (a direction per node, chosen by
-  the split score), not by M5's surrogate split on the target; inside a model a missing value
-  is the mean of the feature's known values at fit (for the statistics) and at the leaf (at
-  prediction, M5's "average of the training cases that reach the node");
+* missing values: with ``missing="m5"`` (:class:`~treelearn.M5Regressor`'s default) as M5'
+  routes them (:mod:`treelearn.engine.target_route`): splits scored on the known values times
+  their share, the cases with a missing value sent at fit to the branch whose mean target is
+  nearest their own, and at prediction the way of the node's average value; the other modes
+  route them as the grower learned. Inside a model a missing value is the mean of the
+  feature's known values at fit (for the statistics) and at the leaf (at prediction, M5's
+  "average of the training cases that reach the node");
 * nominal attributes enter the models as M5's synthetic binary attributes: the ``k`` levels
   seen at fit are ordered by their mean target (over all training cases, as Weka's supervised
   NominalToBinary orders them) and attribute ``j`` is "the level is among the ``k - j`` of
@@ -71,6 +74,7 @@ from .engine.linear import (
     row_ranges,
     smooth_leaves,
 )
+from .engine.target_route import replay
 
 ESTIMATES = {"m5": EST_M5, "weka": EST_WEKA}
 FEATURE_SETS = ("subtree", "path")
@@ -144,10 +148,39 @@ def _columns(X, y, w, allowed, is_cat, max_levels):
     return np.ascontiguousarray(np.hstack(data)), cols
 
 
+def target_replay(tree: Tree, X: np.ndarray, y: np.ndarray,
+                  w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training rows of a tree grown with ``missing="m5"`` walked down it as M5' routed
+    them (see :mod:`treelearn.engine.target_route`).
+
+    Parameters
+    ----------
+    tree : Tree
+        A regression tree.
+    X : ndarray of shape (n_samples, n_features)
+        The training features as the tree reads them (float32; categorical features as codes;
+        missing values NaN).
+    y, w : ndarray of shape (n_samples,)
+        Targets and weights.
+
+    Returns
+    -------
+    leaf : ndarray of shape (n_samples,)
+        Each row's leaf.
+    missing_branch : ndarray of shape (node_count,)
+        Each internal node's branch for a missing value at prediction: the branch of the
+        node's average known value (weighted), or of its most frequent level; -2 at leaves.
+    """
+    return replay(np.asarray(X, dtype=np.float32), np.ascontiguousarray(y, dtype=np.float64),
+                  np.ascontiguousarray(w, dtype=np.float64), tree.feature, tree.threshold,
+                  tree.branch_ptr, tree.branch_child, tree.cat_ptr, tree.cat_branch)
+
+
 def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
                       is_categorical: np.ndarray | None = None, features: str = "subtree",
                       smoothing: float = 15.0, prune: bool = True, drop_attributes: bool = True,
-                      alpha: float = 0.0, estimate: str = "m5", max_levels: int = 32) -> Tree:
+                      alpha: float = 0.0, estimate: str = "m5", max_levels: int = 32,
+                      missing_by_target: bool = False) -> Tree:
     """The model tree of a grown regression tree (see module docstring).
 
     Parameters
@@ -175,6 +208,10 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
         The error estimate for dropping and pruning.
     max_levels : int, default=32
         Nominal features with more levels seen at fit are left to the splits.
+    missing_by_target : bool, default=False
+        The tree was grown with ``missing="m5"``: rows with a missing split value belong to
+        the leaf M5' routed them to by their target (:func:`target_replay`), not to the one
+        prediction would send them to.
 
     Returns
     -------
@@ -198,7 +235,10 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     allowed = _allowed(tree, parent, features)
     Xq, spec = _columns(X, y, w, allowed, is_cat, max_levels)
     q = Xq.shape[1]
-    leaf = tree.apply(X)
+    if missing_by_target and not sp.issparse(X):
+        leaf = target_replay(tree, X, y, w)[0]
+    else:
+        leaf = tree.apply(X)
     order, size = preorder(tree.branch_ptr, tree.branch_child)
     rows, lo, hi = row_ranges(leaf.astype(np.int64), order, size)
     W = float(w.sum())

@@ -44,7 +44,8 @@ from .levels import (
     I_UCODE,
     I_UN,
     KIND_NUMERIC,
-    MISSING_C45,
+    KNOWN_C45,
+    KNOWN_OFF,
     MISSING_IMPUTE,
     MISSING_LEARN,
     R_GAIN,
@@ -72,6 +73,7 @@ from .levels import (
     W_UW,
     c45_score,
     known_gain,
+    known_mode,
     real_score,
     search_summary,
     split_info,
@@ -124,7 +126,8 @@ def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
         pw = ws[W_PW]
         pw[0] = wl
         pw[1] = wr
-        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2])
+        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45,
+                         pimp)
     # The common criteria written out: a call with array arguments per cut costs more than
     # the formula (reference counting). Same operations as split_proxy (tests compare).
     if crit == SQUARED_ERROR:
@@ -191,7 +194,8 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                 and nl >= min_leaf and ntot - nl >= min_leaf):
             wr = wtot - wl
             if (wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0
-                    and (not c45 or (wl >= min_leaf * C45_SLACK and wr >= min_leaf * C45_SLACK))):
+                    and (c45 != KNOWN_C45 or (wl >= min_leaf * C45_SLACK
+                                                and wr >= min_leaf * C45_SLACK))):
                 tries += 1
                 for k in range(S):
                     st[SR_RIGHT, k] = st[SR_TOTAL, k] - st[SR_LEFT, k]
@@ -334,7 +338,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
     one_value = V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD
     if one_value and not learn_missing:
         return False
-    c45 = mode == MISSING_C45
+    c45 = known_mode(mode)
     nn = hi - lo
     best = -np.inf
     mw = 0.0
@@ -354,7 +358,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0),
                                 np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, np.bool_(False), 0.0, best, out)
+                                min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0, best, out)
         mb_left = False
         if learn_missing:
             # ... then known values left, missing right (threshold +inf) ...
@@ -366,7 +370,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
                 for k in range(S):
                     st[SR_LEFT, k] = stats[k] - st[SR_MISS, k]
                     st[SR_RIGHT, k] = st[SR_MISS, k]
-                sc = _cut_score(st, ws, wl, mw, crit, pimp, np.bool_(False), 0.0)
+                sc = _cut_score(st, ws, wl, mw, crit, pimp, np.int64(KNOWN_OFF), 0.0)
                 if sc > best:
                     best = sc
                     out[R_SCORE] = sc
@@ -379,7 +383,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             before = best
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, mw, nm, np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, np.bool_(False), 0.0, best, out)
+                                min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0, best, out)
             mb_left = best > before
         if best == -np.inf:
             return True
@@ -388,12 +392,12 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         else:
             nl = int(out[R_NLEFT])
             mb = 0 if nl > nn - nl else 1
-    elif mode == MISSING_C45:
+    elif c45 != KNOWN_OFF:
         kw = range_stats(st, np.int64(SR_TOTAL), C, R, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, kw, hk - lo, 0.0, np.int64(0),
                             np.int64(-1),
                             np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf, min_wleaf,
-                            rand_thr, np.bool_(True), mw, best, out)
+                            rand_thr, c45, mw, best, out)
         if best == -np.inf:
             return True
         mb = -1
@@ -403,7 +407,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         bpos, bval = _weighted_median_pos(V, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0), bpos,
                             bval, mw, nm,
-                            crit, pimp, min_leaf, min_wleaf, rand_thr, np.bool_(False), 0.0,
+                            crit, pimp, min_leaf, min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0,
                             best, out)
         if best == -np.inf:
             return True
@@ -419,9 +423,9 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         pw[1] = (kw if c45 else wn) - out[R_WLEFT]
         pair = st[SR_PAIR:SR_PAIR + 2]
         if c45:
-            out[R_GAIN] = known_gain(pair, pw, np.int64(2), crit, mw, st[SR_TOT2])
+            out[R_GAIN] = known_gain(pair, pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
             out[R_SPLITINFO] = split_info(pw, np.int64(2), mw)
-            out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw, st[SR_TOT2])
+            out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
         else:
             base = ENTROPY if crit == GAIN_RATIO or crit == CHI2 else crit
             out[R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp)

@@ -32,7 +32,7 @@ from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
-from .levels import MISSING_C45, N_RES, workspace
+from .levels import MISSING_C45, MISSING_M5, N_RES, workspace
 from .nodes import (
     G_ARENA,
     G_DONE,
@@ -260,7 +260,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     S = prm.n_stats
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
-    fractional = prm.missing == 1 and bool(np.isnan(sval[:, -1]).any())
+    fractional = prm.missing == MISSING_C45 and bool(np.isnan(sval[:, -1]).any())
     C = None if is_reg else in_sorted_order(sidx, ycls, parallel)
     R = in_sorted_order(sidx, yreg, parallel) if is_reg else None
     weighted = fractional or not bool(np.all(w == 1.0))
@@ -272,7 +272,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
     buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
-               np.zeros(kmax + 1, dtype=np.int64), np.zeros(kmax), np.zeros(S),
+               np.zeros(kmax + 1, dtype=np.int64), np.zeros(2 * kmax), np.zeros(S),
                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32),
                np.empty(n if C is not None else 0, dtype=np.int32),
                np.empty(n if R is not None else 0), np.empty(n if W is not None else 0))
@@ -377,7 +377,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
     hoff, nbins, fcol, fwide = lay
-    fractional = prm.missing == 1 and has_missing
+    fractional = prm.missing == MISSING_C45 and has_missing
     weighted = fractional or absolute or not bool(np.all(w == 1.0))
     C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
     R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
@@ -418,7 +418,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     work = _work(n, p, S, width, prm.seed, absolute) + (
         np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
     buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
-               np.zeros(kmax + 1, dtype=np.int64), np.zeros(kmax), np.zeros(kmax,
+               np.zeros(kmax + 1, dtype=np.int64), np.zeros(2 * kmax), np.zeros(kmax,
                                                                             dtype=np.int64))
     kid_lo = np.zeros(kmax, dtype=np.int64)
     kid_hi = np.zeros(kmax, dtype=np.int64)
@@ -505,7 +505,8 @@ def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bo
     feature sorted, do less work)."""
     p = is_cat.shape[0]
     return (p > 0 and prm.max_leaf_nodes == 0 and not bool(is_cat.any())
-            and prm.crit != ABSOLUTE_ERROR and not (prm.missing == MISSING_C45 and has_missing)
+            and prm.crit != ABSOLUTE_ERROR
+            and not (prm.missing in (MISSING_C45, MISSING_M5) and has_missing)
             and prm.costs is None and prm.selection == 0 and not prm.average_gain
             and not prm.threshold_penalty and RANKED_FRACTION * prm.max_features <= p)
 

@@ -47,6 +47,7 @@ from .exact import (
 )
 from .levels import (
     KIND_NUMERIC,
+    MISSING_M5,
     N_RES,
     R_GAIN,
     R_KIND,
@@ -134,6 +135,7 @@ from .random import (
     random_threshold,
 )
 from .selection import adjusted_log_pvalue, feature_log_pvalue
+from .target_route import route_entries
 
 COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
 SELECT_CRITERION, SELECT_TEST = 0, 1
@@ -402,6 +404,11 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     S = nstats.shape[0]
     n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
     nm = tail_missing(V, f, lo, hi)
+    routed = iparams[P_MODE] == MISSING_M5
+    if routed and n_all > 0:
+        # M5′: the missing entries go where their target fits (treelearn.engine.target_route)
+        route_entries(I, R, W, f, lo, hi, bmap, counts, k, shares)
+        n_all = 0
     fractional = n_all > 0
     starts[0] = 0
     for b in range(k):
@@ -434,7 +441,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         kid_lo[b] = base + starts[b]
         kid_hi[b] = base + starts[b + 1]
     # Weighted impurity decrease (scikit-learn's definition, over all children).
-    if kind == KIND_NUMERIC and not fractional and absolute is None:
+    # (under M5′'s routing the best cut's statistics are the known entries' only)
+    if kind == KIND_NUMERIC and not fractional and absolute is None and not (routed and nm > 0):
         wl = best[R_WLEFT]
         wr = wn - wl
         for q in range(S):
@@ -454,7 +462,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         return 0, arena_top - starts[k] if fractional else arena_top
     ti[node, N_FEATURE] = f
     ti[node, N_NB] = k
-    ti[node, N_MB] = mb
+    # M5′: prediction's branch comes from the node's average value, set after growth
+    ti[node, N_MB] = 0 if routed else mb
     ti[node, N_KIND] = kind
     ti[node, N_SEEN] = 1 if nm > 0 else 0
     tf[node, T_THRESHOLD] = thr

@@ -85,6 +85,7 @@ from .hist import (
 from .levels import (
     KIND_NUMERIC,
     MISSING_C45,
+    MISSING_M5,
     N_RES,
     R_HI,
     R_KIND,
@@ -169,6 +170,7 @@ from .nodes import (
 )
 from .random import draw_finish, draw_next, draw_result, draw_start
 from .selection import rows_log_pvalue
+from .target_route import route_rows
 
 #: Memory the histogram pool may take (pages are touched only as slots are used).
 HIST_POOL_BYTES = 64 * 2**20
@@ -362,7 +364,9 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
         # bins its rows fill, and those bins are cleared again once searched (the clean slot)
         hist_feature_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq, f, mask)
         n_order = mask_order(mask, nb + 1, order)
-    if (not is_cat[f] and not need_real and st.shape[1] == 2 and mode != MISSING_C45
+    # C4.5's and M5′'s scores of unknown values are not the fast scans' proxies
+    known = mode == MISSING_C45 or mode == MISSING_M5
+    if (not is_cat[f] and not need_real and st.shape[1] == 2 and not known
             and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR or crit == SDR)
             and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
         # the common case, scanned straight from the histogram
@@ -374,7 +378,7 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
         if out[R_SCORE] > -np.inf:
             out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
         return usable
-    if (not is_cat[f] and not need_real and classification and mode != MISSING_C45
+    if (not is_cat[f] and not need_real and classification and not known
             and (crit == GINI or crit == ENTROPY or crit == MISCLASSIFICATION)
             and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
         usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit, iparams[P_MIN_LEAF],
@@ -500,8 +504,8 @@ def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
 
 
 @njit
-def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
-               buffers, lay, kid_lo, kid_hi, absolute, tcounts):
+def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, iparams, fparams,
+               work, buffers, lay, kid_lo, kid_hi, absolute, tcounts):
     """Move the node's rows (buffer ``d``) into its children's ranges of the other buffer by
     its best split; record the split. Returns ``(k, arena_top)`` like
     :func:`treelearn.engine.grow_exact.split_node`."""
@@ -524,6 +528,11 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fpar
     n_all = mark_rows(Bs, lo, hi, fcol[f], fwide[f] != 0, nb, kind, lo_bin, mb, best_map, bmark,
                       counts, k)
     seen = counts[k] > 0
+    routed = iparams[P_MODE] == MISSING_M5
+    if routed and n_all > 0:
+        # M5′: the missing rows go where their target fits (treelearn.engine.target_route)
+        route_rows(Rs, Ws, lo, hi, bmark, counts, k, shares)
+        n_all = 0
     fractional = n_all > 0
     starts[0] = 0
     for b in range(k):
@@ -572,7 +581,8 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fpar
         return 0, arena_top - starts[k] if fractional else arena_top
     ti[node, N_FEATURE] = f
     ti[node, N_NB] = k
-    ti[node, N_MB] = mb
+    # M5′: prediction's branch comes from the node's average value, set after growth
+    ti[node, N_MB] = 0 if routed else mb
     ti[node, N_KIND] = kind
     ti[node, N_SEEN] = 1 if seen else 0
     tf[node, T_THRESHOLD] = thr
@@ -674,7 +684,8 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
         _release(free, nfree, slot)
         return 0, n_total, arena_top, -1
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
-                              fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts)
+                              iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
+                              tcounts)
     if k == 0:
         _release(free, nfree, slot)
         return 0, n_total, arena_top, -1
@@ -721,21 +732,21 @@ def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
             kid_hi, absolute, classification, weighted, sq)
     if k == NEED_ARENA:
         bufs, k, arena_top2, slot2 = _split_again(
-            bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers, lay,
-            kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2)
+            bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work, buffers,
+            lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2)
     return bufs, k, n_total, arena_top2, slot2
 
 
 @njit
-def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, fparams, work, buffers,
-                 lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot):
+def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work,
+                 buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot):
     """Grow the row buffers to the size a fractional split asked for and split the node
     again. Returns ``(bufs, k, arena_top, slot)``."""
     bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7],
                       gs[G_NEED])
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, T_WEIGHT],
-                              tf[node, T_IMPURITY], crit, fparams, work, buffers, lay, kid_lo,
-                              kid_hi, absolute, tcounts)
+                              tf[node, T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
+                              kid_lo, kid_hi, absolute, tcounts)
     if k == 0:
         _release(free, nfree, slot)
         slot = -1
@@ -915,8 +926,8 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
             n_total = gs[G_PTOTAL]
             bufs, k, arena_top2, slot = _split_again(
                 bufs, depth & 1, ti, tf, gs, node, gs[G_PLO], gs[G_PHI], gs[G_PARENA], crit,
-                fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree,
-                gs[G_PSLOT])
+                iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free,
+                nfree, gs[G_PSLOT])
         _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
                 n_levels, luts, lutoff)
         if k == 0:

@@ -44,6 +44,10 @@ Missing values, by mode (the ``missing`` parameter):
 ``impute`` (2)
     missing rows join the node's weighted median code (numeric) or most frequent level
     (categorical) and follow that code at prediction time.
+``m5`` (3)
+    as ``c45``, with M5′'s standard deviation reduction as the score (:func:`known_gain`,
+    ``KNOWN_M5``); the grower then routes the missing rows by their target
+    (:mod:`treelearn.engine.target_route`).
 
 Scores: outside ``c45`` splits of one feature are compared by the criterion's proxy
 (:func:`treelearn.engine.criteria.split_proxy`, extended to k children). The "real" score (the
@@ -76,7 +80,10 @@ from .criteria import (
     weighted_sd,
 )
 
-MISSING_LEARN, MISSING_C45, MISSING_IMPUTE = 0, 1, 2
+MISSING_LEARN, MISSING_C45, MISSING_IMPUTE, MISSING_M5 = 0, 1, 2, 3
+#: How a search scores splits with unknown values (the ``c45`` arguments): not at all, by
+#: C4.5's known-value gain, or by M5′'s standard deviation reduction.
+KNOWN_OFF, KNOWN_C45, KNOWN_M5 = 0, 1, 2
 KIND_NUMERIC, KIND_SUBSET, KIND_MULTIWAY = 0, 1, 2
 #: Binary splits of a categorical feature try every subset up to this many levels where
 #: ordering is not exact.
@@ -141,10 +148,43 @@ def split_info(w, k, mw):
     return si
 
 
+@tiny
+def _spread(variance, crit):
+    """The standard deviation for SDR (whose node impurity is the variance), else the
+    impurity itself."""
+    if crit == SDR:
+        return math.sqrt(variance) if variance > 0.0 else 0.0
+    return variance
+
+
+@tiny
+def known_mode(mode):
+    """The scoring of unknown values (``KNOWN_*``) of a missing-value mode."""
+    if mode == MISSING_C45:
+        return np.int64(KNOWN_C45)
+    if mode == MISSING_M5:
+        return np.int64(KNOWN_M5)
+    return np.int64(KNOWN_OFF)
+
+
 @noref
-def known_gain(stats, w, k, crit, mw, tot):
-    """C4.5's gain with unknown values: the known rows' impurity decrease times their weight
-    share ``F = W_known / (W_known + mw)``; ``tot`` is scratch of the statistics' width."""
+def known_gain(stats, w, k, crit, mw, tot, c45, pimp):
+    """The gain of a split with unknown values, times the known rows' weight share
+    ``F = W_known / (W_known + mw)``. ``c45 == KNOWN_C45``: C4.5's, the known rows' impurity
+    decrease (Quinlan 1993, ch. 3). ``KNOWN_M5``: M5′'s standard deviation reduction as
+    Witten & Frank print it (*Data Mining*, 6.5), ``sd(T) - sum_c (w_c / W) sd(T_c)`` with
+    ``T`` all the node's rows (``pimp`` their variance) and ``W`` their weight, unknowns
+    included (for squared error the same with variances).
+    ``tot`` is scratch of the statistics' width."""
+    if c45 == KNOWN_M5:
+        W = mw
+        for c in range(k):
+            W += w[c]
+        g = _spread(pimp, crit)
+        for c in range(k):
+            if w[c] > 0.0:
+                g -= (w[c] / W) * _spread(node_impurity(stats[c], w[c], crit), crit)
+        return ((W - mw) / W) * g
     W = 0.0
     for j in range(stats.shape[1]):
         tot[j] = 0.0
@@ -157,10 +197,10 @@ def known_gain(stats, w, k, crit, mw, tot):
 
 
 @noref
-def c45_score(stats, w, k, crit, mw, tot):
+def c45_score(stats, w, k, crit, mw, tot, c45, pimp):
     """C4.5's score with unknown values: :func:`known_gain`; gain ratio divides it by the split
     information with the unknowns as one more subset."""
-    g = known_gain(stats, w, k, crit, mw, tot)
+    g = known_gain(stats, w, k, crit, mw, tot, c45, pimp)
     if crit != GAIN_RATIO:
         return g
     si = split_info(w, k, mw)
@@ -337,7 +377,7 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
                 break
             wr = wtot + (mw if learn_missing else 0.0) - wl
             nr = ntot + (mn if learn_missing else 0) - nl
-            if c45 and (wl < min_leaf * C45_SLACK or wr < min_leaf * C45_SLACK):
+            if c45 == KNOWN_C45 and (wl < min_leaf * C45_SLACK or wr < min_leaf * C45_SLACK):
                 continue
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
@@ -352,7 +392,8 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
                     st[SR_PAIR + 1, s] = st[SR_RIGHT, s]
                 pw[0] = wl
                 pw[1] = wr
-                sc = c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2])
+                sc = c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2],
+                               c45, pimp)
             else:
                 sc = split_proxy(st[SR_LEFT], st[SR_RIGHT], wl, wr, crit, pimp)
             if sc > best:
@@ -380,7 +421,7 @@ def _sides_score(st, ws, iw, E, crit, pimp, real, c45, mw):
             st[SR_PAIR + side[e], s] += st[SR_ENTRIES + e, s]
         pw[side[e]] += ws[W_UW, e]
     if c45:
-        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2])
+        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
     if real:
         return real_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, pimp)
     return split_proxy(st[SR_PAIR], st[SR_PAIR + 1], pw[0], pw[1], crit, pimp)
@@ -414,12 +455,14 @@ def _subset_exhaustive(st, ws, iw, E, crit, pimp, min_leaf, min_wleaf, c45, mw):
                 nr += un[e]
         if nl < min_leaf or nr < min_leaf or pw[0] < min_wleaf or pw[1] < min_wleaf:
             continue
-        if c45 and (pw[0] < min_leaf * C45_SLACK or pw[1] < min_leaf * C45_SLACK):
+        if c45 == KNOWN_C45 and (pw[0] < min_leaf * C45_SLACK
+                                 or pw[1] < min_leaf * C45_SLACK):
             continue
         if pw[0] <= 0.0 or pw[1] <= 0.0:
             continue
         if c45:
-            sc = c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2])
+            sc = c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45,
+                           pimp)
         else:
             sc = split_proxy(st[SR_PAIR], st[SR_PAIR + 1], pw[0], pw[1], crit, pimp)
         if sc > best:
@@ -536,7 +579,7 @@ def search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiwa
     out[R_GAIN] = -np.inf
     out[R_TRIES] = 0.0
     out[R_SPLITINFO] = 0.0
-    c45 = mode == MISSING_C45
+    c45 = known_mode(mode)
     learn_missing = mode == MISSING_LEARN and mn > 0
     if u == 0 or (u == 1 and not learn_missing):
         return False
@@ -683,10 +726,10 @@ def _real_pair(st, ws, crit, pimp, c45, mw_c45, out):
     pw = ws[W_PW]
     pair = st[SR_PAIR:SR_PAIR + 2]
     if c45:
-        g = known_gain(pair, pw, np.int64(2), crit, mw_c45, st[SR_TOT2])
+        g = known_gain(pair, pw, np.int64(2), crit, mw_c45, st[SR_TOT2], c45, pimp)
         out[R_GAIN] = g
         out[R_SPLITINFO] = split_info(pw, np.int64(2), mw_c45)
-        out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw_c45, st[SR_TOT2])
+        out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw_c45, st[SR_TOT2], c45, pimp)
     else:
         base = ENTROPY if crit == GAIN_RATIO else crit
         out[R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp) if crit != CHI2 else \
@@ -794,12 +837,13 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
         big = 0
         for b in range(k):
             nb = un[b] + (un[E - 1] if learn_missing and b == t else 0)
-            if nb >= min_leaf and wk[b] >= min_wleaf and (not c45 or wk[b] >= min_leaf * C45_SLACK):
+            if nb >= min_leaf and wk[b] >= min_wleaf and (c45 != KNOWN_C45
+                                                                 or wk[b] >= min_leaf * C45_SLACK):
                 big += 1
         if big < 2:
             continue
         if c45:
-            sc = c45_score(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2])
+            sc = c45_score(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2], c45, pimp)
         else:
             sc = proxy_k(st[base:base + k], wk, k, crit, pimp)
         if sc > best:
@@ -835,9 +879,9 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
             _add_row(st, base + best_mb, SR_ENTRIES + E - 1)
             wk[best_mb] += uw[E - 1]
         if c45:
-            out[R_GAIN] = known_gain(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2])
+            out[R_GAIN] = known_gain(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2], c45, pimp)
             out[R_SPLITINFO] = split_info(wk, k, mw_c45)
-            out[R_REAL] = c45_score(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2])
+            out[R_REAL] = c45_score(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2], c45, pimp)
         else:
             g = ENTROPY if crit == GAIN_RATIO or crit == CHI2 else crit
             out[R_GAIN] = real_score(st[base:base + k], wk, k, g, pimp)
