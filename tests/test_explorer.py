@@ -195,6 +195,33 @@ def test_regressor_sklearn_tree_and_awkward_names(browser, tmp_path):
     assert errors == [] and errors2 == []
 
 
+def test_a_model_tree_has_no_slider_and_its_own_score(browser, tmp_path):
+    # M5 prunes while fitting its models: the page offers no cost-complexity steps (a cut
+    # subtree would need a model the tree does not keep), says why, and scores the model
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (400, 2))
+    y = np.where(X[:, 0] < 0.5, 3 * X[:, 1], 2 - X[:, 1]) + rng.normal(0, 0.05, 400)
+    m5 = tl.M5Regressor(random_state=0).fit(X[:300], y[:300])
+    assert m5.tree_.n_leaves > 1
+    data = tl.export.explorer.explorer_data(m5, X[:300], y[:300], X_valid=X[300:],
+                                            y_valid=y[300:])
+    assert data["alphas"] == [0.0] and set(data["collapse"]) == {-1}
+    path = tl.explore(m5, X[:300], y[:300], tmp_path / "m5.html", X_valid=X[300:],
+                      y_valid=y[300:])
+    page, errors = open_page(browser, path)
+    assert page.locator("#step").is_disabled()
+    assert "model tree" in page.text_content("#note")
+    assert shown_int(page, "#leaf-count") == m5.tree_.n_leaves
+    assert float(page.text_content("#train-score")) == pytest.approx(
+        m5.score(X[:300], y[:300]), abs=5e-5)
+    assert float(page.text_content("#valid-score")) == pytest.approx(
+        m5.score(X[300:], y[300:]), abs=5e-5)
+    leaf = int(np.flatnonzero(m5.tree_.children_left == -1)[0])
+    page.locator(f"li[data-node='{leaf}'] .row").first.hover()
+    assert "LM" in page.text_content("#details-body")
+    assert errors == []
+
+
 def test_explore_errors_and_atomic_write(tmp_path):
     X, y = noisy_square(100)
     est = tl.DecisionTreeClassifier(max_depth=3).fit(X, y)

@@ -668,6 +668,29 @@ def test_m5_missing_values_on_both_engines_and_in_the_leaf_models():
         np.testing.assert_allclose(np.r_[icpt, coefs], ref, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_m5_missing_values_in_forests_route_each_trees_own_rows(splitter):
+    # forests share X across trees; rows of weight zero take no part in a tree's routing
+    rng = np.random.default_rng(3)
+    n = 300
+    X = rng.integers(0, 10, (n, 3)).astype(np.float32)
+    y = X[:, 0] * 2 + rng.normal(0, 1, n)
+    X[rng.random((n, 3)) < 0.2] = np.nan
+    w = rng.integers(0, 3, n).astype(float)
+    forest = tl.RandomForestRegressor(missing="m5", bootstrap=False, n_estimators=2,
+                                      max_features=None, max_depth=4, splitter=splitter,
+                                      random_state=0).fit(X, y, sample_weight=w)
+    keep = w > 0
+    for est in forest.estimators_:
+        tree = est.tree_
+        _, mb, node_rows = naive_m5_routing(tree, X[keep], y[keep], w[keep])
+        inner = tree.children_left != -1
+        np.testing.assert_array_equal(tree.missing_branch[inner], mb[inner])
+        assert tree.n_node_samples.tolist() == [len(r) for r in node_rows]
+    with pytest.raises(ValueError, match="one row each"):
+        target_replay(forest.estimators_[0].tree_, X, y[keep], w[keep])
+
+
 def test_m5_missing_mode_is_refused_where_it_is_undefined():
     X = np.array([[0.0], [1.0], [np.nan], [2.0]])
     with pytest.raises(ValueError, match="regression tree"):

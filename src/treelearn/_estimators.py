@@ -314,9 +314,11 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         inner = tree.children_left != TREE_LEAF
         tree.missing_branch[inner] = MISSING_FRACTIONAL
     if est.missing == "m5" and not sp.issparse(X):
-        # prediction's branch for a missing value: the node's average (sparse input has none)
+        # prediction's branch for a missing value: the node's average (sparse input has none);
+        # shared data holds every row, the targets and weights only the tree's
         inner = tree.children_left != TREE_LEAF
-        tree.missing_branch[inner] = m5_replay(tree, X, yreg, w)[1][inner]
+        Xt = X if shared is None else X[keep]
+        tree.missing_branch[inner] = m5_replay(tree, Xt, yreg, w)[1][inner]
     return tree
 
 

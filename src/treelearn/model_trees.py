@@ -171,6 +171,11 @@ def target_replay(tree: Tree, X: np.ndarray, y: np.ndarray,
         Each internal node's branch for a missing value at prediction: the branch of the
         node's average known value (weighted), or of its most frequent level; -2 at leaves.
     """
+    if not (X.shape[0] == y.shape[0] == w.shape[0]):
+        raise ValueError(f"X, y and w need one row each: got {X.shape[0]}, {y.shape[0]} and "
+                         f"{w.shape[0]} rows.")
+    if X.shape[1] != tree.n_features:
+        raise ValueError(f"X has {X.shape[1]} features; the tree reads {tree.n_features}.")
     return replay(np.asarray(X, dtype=np.float32), np.ascontiguousarray(y, dtype=np.float64),
                   np.ascontiguousarray(w, dtype=np.float64), tree.feature, tree.threshold,
                   tree.branch_ptr, tree.branch_child, tree.cat_ptr, tree.cat_branch)

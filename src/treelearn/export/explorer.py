@@ -6,7 +6,9 @@ style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the 
 * a collapsible tree (click a node's triangle), details of a node on hover or click: the rule
   leading to it, samples, class counts and shares or value, impurity, prediction;
 * a slider along the cost-complexity (weakest-link) pruning sequence that prunes and restores
-  the tree live, showing the step's alpha, leaves, depth and training / validation score;
+  the tree live, showing the step's alpha, leaves, depth and training / validation score (a
+  model tree has no such sequence: M5 prunes while fitting its models, and a cut subtree
+  would need its root's model; the page says so and shows the model's own scores);
 * for a tree of binary numeric splits on two features, the decision regions (each leaf's
   rectangle, the data on top), following the slider;
 * a form to enter a sample and see its path lit up, down to the leaf it lands in (the leaf of
@@ -60,6 +62,18 @@ def _scores(est, pruner: Pruner, X, y, view: TreeView) -> tuple[list | None, str
     return [round(1.0 - e / y.shape[0], 6) for e in per_step], "accuracy"
 
 
+def _model_score(model, X, y) -> tuple[list | None, str]:
+    """R² of a model tree's own predictions on ``(X, y)`` (one step)."""
+    if X is None or y is None:
+        return None, ""
+    yf = np.asarray(y, dtype=float)
+    pred = np.asarray(model.predict(X), dtype=float)
+    pred = pred.reshape(pred.shape[0])  # a Tree predicts shape (n, 1, 1)
+    sst = float(((yf - yf.mean()) ** 2).sum())
+    r2 = 1.0 - float(((yf - pred) ** 2).sum()) / sst if sst > 0 else None
+    return [None if r2 is None else round(r2, 6)], "R²"
+
+
 def _levels_text(view: TreeView) -> list:
     return [None if lv is None else [str(v) for v in lv] for lv in view.categories]
 
@@ -109,19 +123,32 @@ def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
     """The data :func:`explore` embeds in the page (a JSON-ready dict)."""
     view = view_of(model, feature_names, class_names, "explore")
     tree = view.tree
-    pruner = Pruner(model, risk=risk)
-    est = pruner.estimator
     n = tree.node_count
     collapse = np.full(n, -1, dtype=np.int64)  # -1: a leaf, never collapsed
-    collapse[pruner.sequence] = np.arange(pruner.n_steps)
+    note = ""
+    if tree.has_linear_leaves:
+        # A pruned subtree of a model tree would predict with its root's linear model, which
+        # the tree does not keep (M5 prunes while fitting the models): no slider steps, and
+        # the one score is the model's own.
+        est = model if hasattr(model, "tree_") else None
+        alphas, path_leaves = [0.0], [int(tree.n_leaves)]
+        train, score_name = _model_score(model, X, y)
+        valid, _ = _model_score(model, X_valid, y_valid)
+        note = ("A model tree: M5's pruning is part of its fit (prune=\"m5\"), so there is no "
+                "cost-complexity sequence to slide along.")
+    else:
+        pruner = Pruner(model, risk=risk)
+        est = pruner.estimator
+        collapse[pruner.sequence] = np.arange(pruner.n_steps)
+        alphas, path_leaves = pruner.path.ccp_alphas.tolist(), pruner.path.n_leaves.tolist()
+        train, score_name = _scores(est, pruner, X, y, view)
+        valid, _ = _scores(est, pruner, X_valid, y_valid, view)
     edge = [""] * n
     for i in range(n):
         for b, c in enumerate(tree.children(i).tolist()):
             edge[c] = branch_condition(tree, i, b).text(view.feature_names, view.categories)
     value = tree.value[:, 0, :]
     counts = value * tree.weighted_n_node_samples[:, None] if view.is_classifier else value
-    train, score_name = _scores(est, pruner, X, y, view)
-    valid, _ = _scores(est, pruner, X_valid, y_valid, view)
     kind = type(est).__name__ if est is not None else "Tree"
     return {
         "title": title or f"{kind}: {tree.n_leaves} leaves, depth {tree.max_depth}",
@@ -146,8 +173,9 @@ def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
         "edge": edge,
         "color": node_colors(view),
         "collapse": collapse.tolist(),
-        "alphas": pruner.path.ccp_alphas.tolist(),
-        "path_leaves": pruner.path.n_leaves.tolist(),
+        "alphas": alphas,
+        "path_leaves": path_leaves,
+        "note": note,
         "score_name": score_name,
         "train_score": train,
         "valid_score": valid,

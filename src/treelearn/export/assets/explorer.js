@@ -356,6 +356,11 @@
   document.querySelectorAll(".score-name").forEach((e) => { e.textContent = D.score_name; });
   if (!D.train_score) $("train-box").style.display = "none";
   if (!D.valid_score) $("valid-box").style.display = "none";
+  if (D.note) {
+    $("note").textContent = D.note;
+    $("note").hidden = false;
+    slider.disabled = true;
+  }
   let pending = false;
   slider.addEventListener("input", () => {
     if (pending) return;
