@@ -154,6 +154,9 @@ def speed_case(n, rows):
     tl.DecisionTreeRegressor(**grown).fit(X[:2000], y[:2000])
     tl.M5Regressor(max_leaf_nodes=8, prune=None).fit(X[:2000], y[:2000])
     tl.M5Regressor(max_leaf_nodes=8, prune=None, splitter="hist").fit(X[:2000], y[:2000])
+    # large nodes take the threaded histogram kernels, compiled on their first use
+    tl.M5Regressor(max_leaf_nodes=8, prune=None, splitter="hist").fit(X[:200_000],
+                                                                       y[:200_000])
     # the parallel apply of large inputs compiles on first use
     tl.M5Regressor().fit(X[:2000], y[:2000]).tree_.apply(X[:150_000])
     t = time.perf_counter()

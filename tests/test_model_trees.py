@@ -27,7 +27,7 @@ from treelearn.engine.linear import (
     smooth_leaves,
 )
 from treelearn.io import ModelFileError
-from treelearn.model_trees import target_replay
+from treelearn.model_trees import average_missing_branches, target_replay
 
 
 def _one_node(X, y, w, *, drop=True, est=EST_M5, alpha=0.0):
@@ -610,14 +610,14 @@ def test_m5_split_score_is_the_books_sdr_with_missing_values():
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(8, 120), st.integers(0, 2**31 - 1), st.sampled_from(["best", "hist"]),
-       st.booleans(), st.booleans())
-def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weighted):
+       st.booleans(), st.booleans(), st.sampled_from([0.0, 0.25]))
+def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weighted, holes):
     # the growers route cases with unknown values by their target while growing: every
     # node's rows and value are the naive walk's; the replay gives the same leaves, and
     # prediction's branch is the node's average value
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 6, (n, 3)).astype(np.float64)
-    X[rng.random((n, 3)) < 0.25] = np.nan
+    X[rng.random((n, 3)) < holes] = np.nan
     y = rng.integers(0, 5, n) + np.nan_to_num(X[:, 0], nan=2.0)
     w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
     kw = {"categorical_features": [2]} if categorical else {}
@@ -635,6 +635,8 @@ def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weight
     got_leaf, got_mb = target_replay(tree, Xe, y, w)
     np.testing.assert_array_equal(got_leaf, leaf)
     np.testing.assert_array_equal(got_mb[inner], mb[inner])
+    # without holes the parallel walk over prediction's routes gives the same branches
+    np.testing.assert_array_equal(average_missing_branches(tree, Xe, y, w)[inner], mb[inner])
 
 
 def test_m5_missing_values_on_both_engines_and_in_the_leaf_models():

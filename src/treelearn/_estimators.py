@@ -63,7 +63,7 @@ from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M
 from .engine.random import RAND_R_MAX
 from .engine.ranked import rank_columns
 from .model_trees import ESTIMATES, FEATURE_SETS, fit_linear_leaves
-from .model_trees import target_replay as m5_replay
+from .model_trees import average_missing_branches as m5_branches
 from .pruning._bottom_up import collapse_bottom_up
 from .pruning._loss import tree_node_losses
 from .pruning.cost_complexity import cost_complexity_path, prune_to_alpha
@@ -318,7 +318,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         # shared data holds every row, the targets and weights only the tree's
         inner = tree.children_left != TREE_LEAF
         Xt = X if shared is None else X[keep]
-        tree.missing_branch[inner] = m5_replay(tree, Xt, yreg, w)[1][inner]
+        tree.missing_branch[inner] = m5_branches(tree, Xt, yreg, w)[inner]
     return tree
 
 

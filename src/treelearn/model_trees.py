@@ -74,7 +74,7 @@ from .engine.linear import (
     row_ranges,
     smooth_leaves,
 )
-from .engine.target_route import replay
+from .engine.target_route import average_branches, replay
 
 ESTIMATES = {"m5": EST_M5, "weka": EST_WEKA}
 FEATURE_SETS = ("subtree", "path")
@@ -181,6 +181,23 @@ def target_replay(tree: Tree, X: np.ndarray, y: np.ndarray,
                   tree.branch_ptr, tree.branch_child, tree.cat_ptr, tree.cat_branch)
 
 
+def average_missing_branches(tree: Tree, X: np.ndarray, y: np.ndarray,
+                             w: np.ndarray) -> np.ndarray:
+    """M5' branch for a missing value at each internal node of a tree grown with
+    ``missing="m5"`` on ``X``, ``y``, ``w``: the branch of the node's weighted average known
+    value of its split feature (its most frequent level); -2 at leaves. The rows are walked
+    as M5' routed them (:func:`target_replay`) when ``X`` holds a missing value, else as
+    prediction routes them (the same walk, on all threads)."""
+    if np.isnan(X).any():
+        return target_replay(tree, X, y, w)[1]
+    X = np.asarray(X, dtype=np.float32)
+    order, size = preorder(tree.branch_ptr, tree.branch_child)
+    rows, lo, hi = row_ranges(tree.apply(X).astype(np.int64), order, size)
+    inner = np.flatnonzero(tree.children_left != TREE_LEAF).astype(np.int64)
+    return average_branches(X, np.ascontiguousarray(w, dtype=np.float64), rows, lo, hi, inner,
+                            tree.threshold, tree.feature, tree.cat_ptr, tree.cat_branch)
+
+
 def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
                       is_categorical: np.ndarray | None = None, features: str = "subtree",
                       smoothing: float = 15.0, prune: bool = True, drop_attributes: bool = True,
@@ -240,7 +257,8 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
     allowed = _allowed(tree, parent, features)
     Xq, spec = _columns(X, y, w, allowed, is_cat, max_levels)
     q = Xq.shape[1]
-    if missing_by_target and not sp.issparse(X):
+    if missing_by_target and not sp.issparse(X) and np.isnan(X).any():
+        # (without missing values the routing is prediction's, and apply is parallel)
         leaf = target_replay(tree, X, y, w)[0]
     else:
         leaf = tree.apply(X)

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from .config import njit, noref, tiny
+from .config import njit, noref, pjit, prange, tiny
 
 
 @tiny
@@ -121,12 +121,58 @@ def _known_branch(x, node, threshold, cat_ptr, cat_branch):
 
 
 @njit
+def average_branch(X, w, rows, lo, hi, node, threshold, feature, cat_ptr, cat_branch):
+    """Prediction's branch for a missing value at ``node``, whose training rows are
+    ``rows[lo:hi]``: the branch of the weighted average of the split feature's known values
+    (a categorical feature: of its most frequent level; 0 when no value is known)."""
+    f = feature[node]
+    c0 = cat_ptr[node]
+    n_levels = cat_ptr[node + 1] - c0
+    if n_levels > 0:
+        level_w = np.zeros(n_levels)
+        for i in range(lo, hi):
+            r = rows[i]
+            x = X[r, f]
+            if not math.isnan(x) and 0 <= int(x) < n_levels:
+                level_w[int(x)] += w[r]
+        top_level = 0
+        for c in range(n_levels):
+            if level_w[c] > level_w[top_level]:
+                top_level = c
+        return max(cat_branch[c0 + top_level], 0)
+    xw = 0.0
+    xs = 0.0
+    for i in range(lo, hi):
+        r = rows[i]
+        x = X[r, f]
+        if not math.isnan(x):
+            xw += w[r]
+            xs += w[r] * np.float64(x)
+    if xw > 0.0 and xs / xw > threshold[node]:
+        return 1
+    return 0
+
+
+@pjit
+def average_branches(X, w, rows, lo, hi, inner, threshold, feature, cat_ptr, cat_branch):
+    """:func:`average_branch` of every node in ``inner`` (node ``i``'s rows are
+    ``rows[lo[i]:hi[i]]``), on all threads; -2 elsewhere. Without missing values at fit the
+    training rows reach the nodes as prediction routes them, and this is the replay's
+    answer without its partitioning."""
+    mb = np.full(feature.shape[0], -2, dtype=np.int64)
+    for j in prange(inner.shape[0]):
+        node = inner[j]
+        mb[node] = average_branch(X, w, rows, lo[node], hi[node], node, threshold, feature,
+                                  cat_ptr, cat_branch)
+    return mb
+
+
+@njit
 def replay(X, y, w, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch):
     """The training rows walked down the grown tree as M5′ partitions them (module docstring).
 
     Returns ``(leaf, missing_branch)``: each row's leaf, and each internal node's branch for
-    a missing value at prediction (from the average of its feature's known values at the
-    node); -2 at leaves."""
+    a missing value at prediction (:func:`average_branch`); -2 at leaves."""
     n = X.shape[0]
     n_nodes = feature.shape[0]
     leaf = np.empty(n, dtype=np.int64)
@@ -157,38 +203,18 @@ def replay(X, y, w, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_b
         f = feature[node]
         for b in range(2 * k):
             sums[b] = 0.0
-        c0 = cat_ptr[node]
-        n_levels = cat_ptr[node + 1] - c0
-        level_w = np.zeros(max(n_levels, 1))
-        xw = 0.0
-        xs = 0.0
         for i in range(lo, hi):
             r = rows[i]
-            x = X[r, f]
-            b = _known_branch(x, node, threshold, cat_ptr, cat_branch)
+            b = _known_branch(X[r, f], node, threshold, cat_ptr, cat_branch)
             br[i] = b
             if b >= 0:
                 sums[b] += w[r]
                 sums[k + b] += w[r] * y[r]
-                xw += w[r]
-                if n_levels > 0:
-                    level_w[int(x)] += w[r]
-                else:
-                    xs += w[r] * np.float64(x)
         for i in range(lo, hi):
             if br[i] < 0:
                 br[i] = nearest_branch(y[rows[i]], sums, k)
-        # the branch of the node's average value, for prediction
-        if n_levels > 0:
-            top_level = 0
-            for c in range(n_levels):
-                if level_w[c] > level_w[top_level]:
-                    top_level = c
-            mb[node] = max(cat_branch[c0 + top_level], 0)
-        elif xw > 0.0:
-            mb[node] = 0 if xs / xw <= threshold[node] else 1
-        else:
-            mb[node] = 0
+        mb[node] = average_branch(X, w, rows, lo, hi, node, threshold, feature, cat_ptr,
+                                  cat_branch)
         # stable partition of the node's rows into its branches
         for b in range(k + 1):
             pos[b] = 0
@@ -211,4 +237,5 @@ def replay(X, y, w, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_b
     return leaf, mb
 
 
-__all__ = ["nearest_branch", "route_entries", "route_rows", "replay"]
+__all__ = ["nearest_branch", "route_entries", "route_rows", "average_branch",
+           "average_branches", "replay"]
