@@ -1,0 +1,132 @@
+"""Growing one tree level by level as pure Dask tasks (see :mod:`treelearn.dask`).
+
+Every task is a plain function of its inputs (no state on workers, no pinned workers, no
+actors), submitted with a key derived from its inputs, so the scheduler can recompute any lost
+result from its lineage. Per level:
+
+* ``_part_hist`` per partition: histograms of the level's nodes to build, from the partition's
+  rows (grouped by node);
+* ``_sum`` in a tree of ``split_every`` inputs: the partitions' histograms added;
+* ``_split_level`` once, on a worker: the full histograms of the open nodes (built, or the
+  parent's minus its built siblings'), each node's values and best split; it returns the small
+  split records (what the client reads: one round trip per level) and keeps the full
+  histograms for the next level's subtraction (a future the client never gathers);
+* ``_part_split`` per partition: its rows moved into the children's ranges, a new state made
+  from the previous one and the level's splits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.criteria import node_impurity
+from ..engine.fit import _work
+from ..engine.levelwise import (
+    L_COUNT,
+    L_FOUND,
+    L_NB,
+    N_L,
+    partition_histograms,
+    partition_level,
+    split_node,
+)
+
+
+def _part_hist(state, build, n_cols, lay):
+    """Histograms of nodes ``build`` (indices into the state's ranges) of one partition."""
+    B, C, R, W, lo, hi = state
+    hoff, nbins, fcol, fwide = lay
+    return partition_histograms(B, C, R, W, lo[build], hi[build], hoff, fcol, fwide, n_cols)
+
+
+def _sum(*hists):
+    out = hists[0].copy()
+    for h in hists[1:]:
+        out += h
+    return out
+
+
+def _empty_bufs(classification: bool, weighted: bool):
+    """The local grower's row buffers, empty (the search reads histograms only; these fix the
+    compiled types)."""
+    b = np.zeros((0, 8), dtype=np.uint8)
+    c = np.zeros(0, dtype=np.int32) if classification else None
+    r = None if classification else np.zeros(0)
+    w = np.zeros(0) if weighted else None
+    v = b.view(np.uint64)
+    return (b, b, c, c, r, r, w, w, v, v)
+
+
+def _split_level(built, prev_full, plan, depth, nconst, cfg_all, seed):
+    """The level's open nodes: full histograms, values and splits.
+
+    ``plan[j] = (build_index, parent_index, sibling builds...)``: node ``j``'s histogram was
+    built (``build_index >= 0``) or is its parent's full histogram (``parent_index`` into
+    ``prev_full``) minus the built siblings listed. Returns ``(records, full)``: the records
+    ``(res, values, fmaps, cstats, cw, cn)`` and the full histograms."""
+    (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
+     n_values, width) = cfg_all
+    m = len(plan)
+    btot = int(lay[0][-1])
+    H = built.shape[2] if built.size else prev_full.shape[2]
+    full = np.empty((m, btot, H))
+    for j, (b, parent, sibs) in enumerate(plan):
+        if b >= 0:
+            full[j] = built[b]
+        else:
+            full[j] = prev_full[parent]
+            for s in sibs:
+                full[j] -= built[s]
+    p = len(lay[1])
+    work = _work(0, p, n_stats, width, seed, False) + (
+        np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
+    bufs = _empty_bufs(classification, weighted)
+    kmax = width
+    res = np.zeros((m, N_L))
+    values = np.zeros((m, n_values))
+    fmaps = np.full((m, width), -1, dtype=np.int64)
+    cstats = np.zeros((m, kmax, n_stats))
+    cw = np.zeros((m, kmax))
+    cn = np.zeros((m, kmax))
+    for j in range(m):
+        split_node(full[j], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg, costs,
+                   crit, iparams, fparams, work, classification, weighted, bufs, res[j],
+                   fmaps[j], values[j], cstats[j], cw[j], cn[j])
+    return (res, values, fmaps, cstats, cw, cn), full
+
+
+def _part_split(state, splits, fmaps, lay):
+    """One partition's rows moved into the children of the level's splits."""
+    B, C, R, W, lo, hi = state
+    Bd, Cd, Rd, Wd, kid_lo, kid_hi = partition_level(B, C, R, W, B.view(np.uint64), lo, hi,
+                                                     splits, fmaps, lay)
+    return Bd, Cd, Rd, Wd, kid_lo, kid_hi
+
+
+def _first(x):
+    return x[0]
+
+
+def _second(x):
+    return x[1]
+
+
+def _tree_sum(client, futures, split_every: int):
+    """The sum of the futures' arrays by a tree of ``split_every`` inputs per task."""
+    level = list(futures)
+    while len(level) > 1:
+        level = [client.submit(_sum, *level[i:i + split_every], pure=True)
+                 for i in range(0, len(level), split_every)]
+    return level[0]
+
+
+def leaf_values(cstats: np.ndarray, cw: float, crit: int, classification: bool):
+    """A leaf's values and impurity from the statistics its parent's split gave it."""
+    imp = node_impurity(cstats, cw, crit)
+    if classification:
+        return cstats / cw, imp
+    return np.array([cstats[0] / cw]), imp
+
+
+__all__ = ["_part_hist", "_sum", "_split_level", "_part_split", "_tree_sum", "_first",
+           "_second", "leaf_values", "L_COUNT", "L_FOUND", "L_NB"]

@@ -1,0 +1,234 @@
+"""Level-wise growth from histograms: the kernels of a data-parallel fit (:mod:`treelearn.dask`).
+
+The local histogram grower (:mod:`treelearn.engine.grow_hist`) owns all rows; a data-parallel
+fit owns them in partitions and grows a tree one level at a time, with three kinds of work:
+
+1. per partition, :func:`partition_histograms`: the histograms of some of the level's nodes
+   from the partition's rows (each partition keeps its rows grouped by node, a range per
+   node, as the local grower does);
+2. once per level, on the summed histograms, :func:`split_level`: each open node's values,
+   the stopping rules and the best split, with the local grower's own search
+   (:func:`treelearn.engine.grow_hist.search_node_hist`, so the same histogram gives the same
+   split), and the children's statistics from the split feature's histogram;
+3. per partition, :func:`partition_level`: the rows moved into their children's ranges
+   (:func:`treelearn.engine.hist.mark_rows` and :func:`~treelearn.engine.hist.move_rows`).
+
+Histograms are flat ``(n_bins_total, H)`` arrays as in :mod:`treelearn.engine.hist`; a
+regression histogram always carries the squared targets, because a node's impurity is read
+from its histogram here (the local grower reads it from the rows).
+
+Results per node of :func:`split_level` (float64 ``res``, one row per node, ``L_*`` slots) and
+the level map of categorical splits (``fmap``, one row per node, indexed by bin).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import EPSILON, njit
+from .criteria import impurity_improvement, node_impurity
+from .grow_hist import search_node_hist
+from .hist import branch_of_bin, hist_rows, mark_rows, move_rows
+from .levels import KIND_NUMERIC, R_KIND, R_LO, R_MB, R_NB, R_SCORE, R_THR
+from .nodes import P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, splittable
+
+# Slots of a node's result row.
+(L_FOUND, L_WEIGHT, L_COUNT, L_IMPURITY, L_FEATURE, L_KIND, L_NB, L_MB, L_LO_BIN, L_THR,
+ L_IMPROVEMENT, L_NCONST, L_SEEN) = range(13)
+N_L = 13
+#: At most this many branches per split (multiway splits of a categorical feature have one per
+#: level present; the bins of one feature are at most 65,536).
+MAX_BRANCHES = 65_537
+
+
+@njit
+def partition_histograms(B, C, R, W, lo, hi, hoff, fcol, fwide, n_cols):
+    """``out[j]`` = the histogram of rows ``[lo[j], hi[j])`` (``n_cols`` columns; regression
+    histograms with squared targets)."""
+    out = np.zeros((lo.shape[0], hoff[-1], n_cols))
+    for j in range(lo.shape[0]):
+        if hi[j] > lo[j]:
+            hist_rows(B, C, R, W, lo[j], hi[j], out[j], hoff, fcol, fwide, 1.0, C is None)
+    return out
+
+
+@njit
+def hist_node_stats(hist, hoff, n_stats, classification, weighted, stats):
+    """A node's statistics (class weights, or ``[sum w y, sum w y^2]``) from its histogram
+    (feature 0's bins, the missing bin included) into ``stats``; returns ``(weight, rows)``."""
+    H = hist.shape[1]
+    for k in range(n_stats):
+        stats[k] = 0.0
+    wn = 0.0
+    cnt = 0.0
+    for r in range(hoff[0], hoff[1]):
+        if classification:
+            for k in range(n_stats):
+                stats[k] += hist[r, k]
+                wn += hist[r, k]
+        else:
+            wn += hist[r, 0]
+            stats[0] += hist[r, 1]
+            stats[1] += hist[r, 2]
+        if weighted:
+            cnt += hist[r, H - 1]
+    if not weighted:
+        cnt = wn
+    return wn, np.int64(cnt + 0.5)
+
+
+@njit
+def child_stats(hist, f, hoff, nbins, kind, lo_bin, mb, fmap, k, n_stats, classification,
+                weighted, cstats, cw, cn):
+    """Each branch's statistics, weight and rows (``cstats[b]``, ``cw[b]``, ``cn[b]``) of a
+    node's split from the split feature's histogram."""
+    H = hist.shape[1]
+    nb = nbins[f]
+    for b in range(k):
+        cw[b] = 0.0
+        cn[b] = 0.0
+        for q in range(n_stats):
+            cstats[b, q] = 0.0
+    for j in range(nb + 1):
+        r = hoff[f] + j
+        b = branch_of_bin(j, nb, kind, lo_bin, mb, fmap)
+        if b < 0:
+            continue
+        wt = 0.0
+        if classification:
+            for q in range(n_stats):
+                cstats[b, q] += hist[r, q]
+                wt += hist[r, q]
+        else:
+            wt = hist[r, 0]
+            cstats[b, 0] += hist[r, 1]
+            cstats[b, 1] += hist[r, 2]
+        cw[b] += wt
+        cn[b] += hist[r, H - 1] if weighted else wt
+
+
+@njit
+def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fparams, work,
+               classification, weighted, bufs, res, fmap_out, values, cstats, cw, cn):
+    """One open node of a level: its values (``values``: class fractions or the mean), the
+    stopping rules, and the best split (``res``, ``fmap_out``) with its children's statistics
+    in ``cstats``, ``cw``, ``cn``. ``bufs`` are the local grower's row buffers, empty: the
+    search reads histograms only."""
+    hoff, nbins, fcol, fwide = lay
+    nstats = work[3]
+    S = nstats.shape[0]
+    wn, n = hist_node_stats(hist, hoff, S, classification, weighted, nstats)
+    imp = node_impurity(nstats, wn, crit)
+    if classification:
+        for q in range(S):
+            values[q] = nstats[q] / wn
+    else:
+        values[0] = nstats[0] / wn
+    res[L_FOUND] = 0.0
+    res[L_WEIGHT] = wn
+    res[L_COUNT] = n
+    res[L_IMPURITY] = imp
+    res[L_SEEN] = 0.0
+    res[L_NCONST] = nconst
+    if not splittable(n, wn, imp, depth, iparams, fparams, EPSILON):
+        return
+    found, n_total = search_node_hist(bufs, 0, 0, 0, nconst, hist, False, lay, edges, cfg,
+                                      costs, wn, imp, crit, iparams, fparams, work, None,
+                                      classification, weighted, True)
+    res[L_NCONST] = n_total
+    if not found:
+        return
+    best = work[7]
+    best_map = work[5]
+    f = int(best[R_SCORE])
+    kind = int(best[R_KIND])
+    k = int(best[R_NB])
+    mb = int(best[R_MB])
+    lo_bin = int(best[R_LO])
+    nb = nbins[f]
+    for c in range(nb):
+        fmap_out[c] = best_map[c] if kind != KIND_NUMERIC else -1
+    child_stats(hist, f, hoff, nbins, kind, lo_bin, mb, best_map, k, S, classification,
+                weighted, cstats, cw, cn)
+    # weighted impurity decrease, scikit-learn's definition (two-way: right = parent - left)
+    if k == 2:
+        for q in range(S):
+            cstats[1, q] = nstats[q] - cstats[0, q]
+        wl = cw[0]
+        wr = wn - wl
+        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl,
+                                           node_impurity(cstats[0], wl, crit), wr,
+                                           node_impurity(cstats[1], wr, crit))
+    else:
+        dec = imp
+        for b in range(k - 1, -1, -1):
+            dec -= (cw[b] / wn) * node_impurity(cstats[b], cw[b], crit)
+        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        return
+    r_miss = hoff[f] + nb
+    miss = 0.0  # weight of the node's rows whose split value is missing
+    if classification:
+        for q in range(S):
+            miss += hist[r_miss, q]
+    else:
+        miss = hist[r_miss, 0]
+    res[L_FOUND] = 1.0
+    res[L_FEATURE] = f
+    res[L_KIND] = kind
+    res[L_NB] = k
+    res[L_MB] = mb
+    res[L_LO_BIN] = lo_bin
+    res[L_THR] = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    res[L_IMPROVEMENT] = improvement
+    res[L_SEEN] = 1.0 if miss > 0.0 else 0.0
+
+
+@njit
+def partition_level(B, C, R, W, V, lo, hi, splits, fmaps, lay):
+    """Move every split node's rows (``[lo[j], hi[j])`` of the buffers) into its children's
+    ranges of new buffers, stably, branch after branch; rows of nodes that do not split are
+    dropped. ``splits[j]``: ``(k, feature, kind, lo_bin, mb)``, ``k == 0`` for a node that
+    does not split. Returns the new buffers and each child's ``[lo, hi)`` (children of node
+    ``j`` in order, nodes in order)."""
+    hoff, nbins, fcol, fwide = lay
+    m = lo.shape[0]
+    total = 0
+    n_kids = 0
+    for j in range(m):
+        if splits[j, 0] > 0:
+            total += hi[j] - lo[j]
+            n_kids += splits[j, 0]
+    Bd = np.empty((total, B.shape[1]), dtype=B.dtype)
+    Vd = Bd.view(np.uint64)
+    Cd = None if C is None else np.empty(total, dtype=C.dtype)
+    Rd = None if R is None else np.empty(total, dtype=R.dtype)
+    Wd = None if W is None else np.empty(total, dtype=W.dtype)
+    kid_lo = np.empty(n_kids, dtype=np.int64)
+    kid_hi = np.empty(n_kids, dtype=np.int64)
+    bmark = np.empty(max(B.shape[0], 1), dtype=np.int64)
+    base = 0
+    q = 0
+    for j in range(m):
+        k = splits[j, 0]
+        if k == 0:
+            continue
+        f = splits[j, 1]
+        counts = np.zeros(k + 1, dtype=np.int64)
+        mark_rows(B, lo[j], hi[j], fcol[f], fwide[f] != 0, nbins[f], splits[j, 2],
+                  splits[j, 3], splits[j, 4], fmaps[j], bmark, counts, k)
+        pos = np.empty(k, dtype=np.int64)
+        start = base
+        for b in range(k):
+            pos[b] = start
+            kid_lo[q + b] = start
+            start += counts[b]
+            kid_hi[q + b] = start
+        move_rows(V, Vd, C, Cd, R, Rd, W, Wd, lo[j], hi[j], bmark, pos, np.zeros(k), k)
+        base += hi[j] - lo[j]
+        q += k
+    return Bd, Cd, Rd, Wd, kid_lo, kid_hi
+
+
+__all__ = ["partition_histograms", "split_node", "partition_level", "hist_node_stats",
+           "child_stats", "N_L", "MAX_BRANCHES"]

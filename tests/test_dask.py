@@ -1,0 +1,172 @@
+"""treelearn.dask: the level-wise fit on a LocalCluster of two workers against the local
+histogram fit (same bin edges: the same tree), partitions of every shape, predictions, the
+conversion to the local estimator, and bad input."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import treelearn as tl  # noqa: E402
+from treelearn.dask import DaskDecisionTreeClassifier, DaskDecisionTreeRegressor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def same_tree(a, b, rtol=1e-9):
+    """Node by node from the root (the Dask tree numbers nodes level by level, the local one
+    depth first): structure, features, thresholds, missing-value branches and counts equal;
+    values and weights up to rounding."""
+    def walk(i, j):
+        assert a.n_branches[i] == b.n_branches[j]
+        assert a.n_node_samples[i] == b.n_node_samples[j]
+        np.testing.assert_allclose(a.value[i], b.value[j], rtol=rtol, atol=1e-12)
+        np.testing.assert_allclose(a.weighted_n_node_samples[i],
+                                   b.weighted_n_node_samples[j], rtol=rtol)
+        if a.n_branches[i]:
+            assert a.feature[i] == b.feature[j]
+            assert a.threshold[i] == b.threshold[j]
+            assert a.missing_branch[i] == b.missing_branch[j]
+            for ca, cb in zip(a.children(i), b.children(j), strict=True):
+                walk(ca, cb)
+
+    assert a.node_count == b.node_count
+    walk(0, 0)
+
+
+def _data(n=3000, p=5, seed=0, holes=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).astype(np.float32)
+    X[rng.random((n, p)) < holes] = np.nan
+    z = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) + 0.3 * rng.normal(size=n)
+    return X, z, rng
+
+
+CHUNKS = {
+    "one": lambda n: (n,),
+    "two": lambda n: (n // 2, n - n // 2),
+    "four uneven, one empty": lambda n: (100, 0, n - 1100, 1000),
+}
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKS))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_classifier_grows_the_local_hist_tree(client, chunks, weighted):
+    X, z, rng = _data()
+    y = np.where(z > 0.5, "b", np.where(z < -0.5, "a", "c"))
+    w = rng.integers(0, 4, len(y)).astype(float) if weighted else None
+    # four levels of large mixed nodes: no tied scores (a nearly pure node can cut off its
+    # few odd rows on several features alike, and the two growers draw features in another
+    # node order, so ties may go another way)
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=4, min_samples_leaf=20,
+                                      random_state=0).fit(X, y, sample_weight=w)
+    ch = CHUNKS[chunks](len(y))
+    dX = da.from_array(X, chunks=(ch, -1))
+    dy = da.from_array(y, chunks=(ch,))
+    dw = da.from_array(w, chunks=(ch,)) if weighted else None
+    model = DaskDecisionTreeClassifier(max_depth=4, min_samples_leaf=20, random_state=0,
+                                       binner=local.binner_).fit(dX, dy, sample_weight=dw)
+    same_tree(model.tree_, local.tree_)
+    np.testing.assert_array_equal(model.classes_, local.classes_)
+    np.testing.assert_array_equal(model.predict(dX).compute(), local.predict(X))
+    np.testing.assert_allclose(model.predict_proba(dX).compute(), local.predict_proba(X))
+    np.testing.assert_array_equal(model.apply(dX).compute(), model.to_local().apply(X))
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "sdr"])
+def test_the_regressor_grows_the_local_hist_tree_with_its_own_edges(client, criterion):
+    # every value of a partition fits its sample (at most 20,000 per partition): the merged
+    # samples are the whole column, and the edges are the local binner's
+    X, z, _ = _data(n=4000, seed=1)
+    local = tl.DecisionTreeRegressor(criterion=criterion, splitter="hist", max_depth=6,
+                                     random_state=0).fit(X, z)
+    dX = da.from_array(X, chunks=(1500, -1))
+    model = DaskDecisionTreeRegressor(criterion=criterion, max_depth=6, random_state=0).fit(
+        dX, da.from_array(z, chunks=(1500,)))
+    for a, b in zip(model.binner_.bin_edges_, local.binner_.bin_edges_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    same_tree(model.tree_, local.tree_)
+    np.testing.assert_allclose(model.predict(dX).compute(), local.predict(X), rtol=1e-9)
+
+
+def test_few_valued_features_get_exact_edges_from_partition_summaries(client):
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 40, (3000, 3)).astype(np.float32)
+    y = (X[:, 0] + rng.integers(0, 10, 3000) > 25).astype(int)
+    dX = da.from_array(X, chunks=(700, -1))
+    model = DaskDecisionTreeClassifier(max_depth=5, random_state=0).fit(
+        dX, da.from_array(y, chunks=(700,)))
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=5, random_state=0).fit(X, y)
+    assert model.binner_.exact_.all()
+    for a, b in zip(model.binner_.bin_edges_, local.binner_.bin_edges_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    same_tree(model.tree_, local.tree_)
+
+
+def test_to_local_gives_every_reader_and_model_files(client, tmp_path):
+    X, z, _ = _data(n=1500, seed=3)
+    y = (z > 0).astype(int)
+    import dask.dataframe as dd
+    import pandas as pd
+
+    df = dd.from_pandas(pd.DataFrame(X, columns=[f"c{i}" for i in range(5)]), npartitions=3)
+    model = DaskDecisionTreeClassifier(max_depth=3, random_state=0).fit(
+        df, dd.from_pandas(pd.Series(y), npartitions=3))
+    local = model.to_local()
+    assert list(local.feature_names_in_) == [f"c{i}" for i in range(5)]
+    assert "c0" in tl.export_text(local)
+    tl.save(local, tmp_path / "m.tl")
+    back = tl.load(tmp_path / "m.tl")
+    frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(5)])
+    np.testing.assert_array_equal(back.predict(frame), model.predict(df).compute())
+
+
+def test_one_round_trip_per_level(client, monkeypatch):
+    # the client waits once per level (the split records) and once for the classes; the
+    # histograms and row states stay on the workers
+    X, z, _ = _data(n=2000, seed=5)
+    y = (z > 0).astype(int)
+    binner = tl.Binner().fit(X)
+    waits = []
+    real = distributed.Future.result
+
+    def counted(self, *a, **k):
+        waits.append(self.key)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(distributed.Future, "result", counted)
+    model = DaskDecisionTreeClassifier(max_depth=3, binner=binner, random_state=0).fit(
+        da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=(500,)))
+    assert model.tree_.max_depth == 3
+    assert len(waits) == 1 + 3  # classes, then levels 0, 1 and 2 (level 3 is all leaves)
+
+
+def test_bad_input_is_named(client):
+    X, z, _ = _data(n=200, seed=4)
+    dX = da.from_array(X, chunks=(100, -1))
+    dz = da.from_array(z, chunks=(100,))
+    with pytest.raises(TypeError, match="dask array"):
+        DaskDecisionTreeRegressor().fit(X, z)
+    with pytest.raises(ValueError, match="one value per row"):
+        DaskDecisionTreeRegressor().fit(dX, dz[:150])
+    with pytest.raises(ValueError, match="absolute_error"):
+        DaskDecisionTreeRegressor(criterion="absolute_error").fit(dX, dz)
+    with pytest.raises(ValueError, match="split_every"):
+        DaskDecisionTreeRegressor(split_every=1).fit(dX, dz)
+    with pytest.raises(ValueError, match="fitted Binner"):
+        DaskDecisionTreeRegressor(binner=tl.Binner()).fit(dX, dz)
+    with pytest.raises(ValueError, match="max_depth"):
+        DaskDecisionTreeRegressor(max_depth=0).fit(dX, dz)
+    with pytest.raises(ValueError, match="not fitted"):
+        DaskDecisionTreeRegressor().to_local()
+    with pytest.raises(ValueError, match="NaN"):
+        DaskDecisionTreeRegressor().fit(dX, da.from_array(np.full(200, np.nan), chunks=100))
