@@ -170,3 +170,57 @@ def test_bad_input_is_named(client):
         DaskDecisionTreeRegressor().to_local()
     with pytest.raises(ValueError, match="NaN"):
         DaskDecisionTreeRegressor().fit(dX, da.from_array(np.full(200, np.nan), chunks=100))
+
+
+@pytest.mark.parametrize("when", [0, 2, 4])
+def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
+    # a cluster of two worker processes with nannies; one worker is killed (SIGKILL) before
+    # level ``when`` (0: right after binning; 4: the last level that splits); the scheduler
+    # recomputes what it held from the tasks' lineage and the fit gives the same tree
+    import os
+    import signal
+    import threading
+
+    from treelearn.dask import _estimators as dask_est
+
+    X, z, _ = _data(n=4000, seed=6, holes=0.0)
+    y = (z > 0).astype(int)
+    binner = tl.Binner().fit(X)
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=5, min_samples_leaf=50,
+                                      binner=binner, random_state=0).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        killed = []
+
+        def hook(level, client):
+            if level == when and not killed:
+                pids = client.run(os.getpid)
+                victim = sorted(pids)[0]
+                os.kill(pids[victim], signal.SIGKILL)
+                killed.append(victim)
+
+        dX = da.from_array(X, chunks=(1000, -1))
+        dy = da.from_array(y, chunks=(1000,))
+        result = {}
+
+        def fit():
+            try:
+                result["model"] = DaskDecisionTreeClassifier(
+                    max_depth=5, min_samples_leaf=50, binner=binner, random_state=0,
+                    client=c).fit(dX, dy)
+            except BaseException as exc:  # reported below
+                result["error"] = exc
+
+        dask_est.LEVEL_HOOK = hook
+        try:
+            t = threading.Thread(target=fit)
+            t.start()
+            t.join(timeout=240)
+        finally:
+            dask_est.LEVEL_HOOK = None
+        assert not t.is_alive(), "the fit hung after a worker was killed"
+        assert "error" not in result, result.get("error")
+        assert killed
+        assert killed[0] not in c.scheduler_info()["workers"]  # it really went away
+        same_tree(result["model"].tree_, local.tree_)

@@ -47,6 +47,9 @@ from ..engine.nodes import (
 )
 from ._grow import _first, _part_hist, _part_split, _second, _split_level, _tree_sum, leaf_values
 
+#: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
+#: there); None in use.
+LEVEL_HOOK = None
 #: Values of a feature kept per partition for the bin edges when it has more distinct values
 #: than bins (a sample, then quantiles of the merged samples).
 SAMPLE_PER_PARTITION = 20_000
@@ -385,10 +388,14 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes) -> T
     nconst_of = {0: 0}
     prev_full = None
     built_count = 1
+    depth_now = 0
     while True:
         open_pos = [q for q in range(len(level)) if is_open[q]]
         if not open_pos:
             break
+        if LEVEL_HOOK is not None:  # tests: stop a worker at a chosen level
+            LEVEL_HOOK(depth_now, client)
+        depth_now += 1
         build_pos = np.array([q for q in open_pos if plan_build[q] >= 0], dtype=np.int64)
         hist_futs = [client.submit(_part_hist, s, build_pos, n_cols, lay, pure=True)
                      for s in states] if build_pos.size else []
