@@ -15,7 +15,7 @@ from treelearn.dask import DaskDecisionTreeClassifier, DaskDecisionTreeRegressor
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -127,7 +127,38 @@ def test_to_local_gives_every_reader_and_model_files(client, tmp_path):
     tl.save(local, tmp_path / "m.tl")
     back = tl.load(tmp_path / "m.tl")
     frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(5)])
-    np.testing.assert_array_equal(back.predict(frame), model.predict(df).compute())
+    np.testing.assert_array_equal(back.predict(frame), model.predict(df).compute().to_numpy())
+
+
+@pytest.mark.parametrize("n_levels", [6, 300])
+def test_category_columns_split_into_subsets_as_locally(client, n_levels):
+    # a dask DataFrame with a category column (levels present in the data become the local
+    # estimator's codes; 300 levels take two-byte bins) and holes: the local hist tree
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, z, rng = _data(n=3000, p=3, seed=7)
+    cats = [f"L{i}" for i in range(n_levels + 2)]  # two categories never used
+    code = rng.integers(0, n_levels, 3000)
+    effect = rng.normal(size=n_levels)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["cat"] = pd.Categorical([cats[k] for k in code], categories=cats)
+    frame.loc[rng.random(3000) < 0.05, "cat"] = None
+    yv = z + 2 * effect[code] * frame["cat"].notna()
+    # (locally, more than 20 levels would choose features by a test unless told otherwise)
+    local = tl.DecisionTreeRegressor(splitter="hist", max_depth=4, min_samples_leaf=30,
+                                     selection="criterion", random_state=0).fit(frame, yv)
+    df = dd.from_pandas(frame, npartitions=3)
+    model = DaskDecisionTreeRegressor(max_depth=4, min_samples_leaf=30, random_state=0,
+                                      binner=local.binner_).fit(
+        df, dd.from_pandas(pd.Series(yv), npartitions=3))
+    assert model.is_categorical_.tolist() == [False, False, False, True]
+    np.testing.assert_array_equal(model.categories_[3], local.categories_[3])
+    assert any(model.tree_.feature[i] == 3 for i in range(model.tree_.node_count)
+               if model.tree_.n_branches[i])
+    same_tree(model.tree_, local.tree_)
+    np.testing.assert_allclose(model.predict(df).compute().to_numpy(), local.predict(frame),
+                               rtol=1e-9)
 
 
 def test_one_round_trip_per_level(client, monkeypatch):
@@ -189,7 +220,7 @@ def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
     local = tl.DecisionTreeClassifier(splitter="hist", max_depth=5, min_samples_leaf=50,
                                       binner=binner, random_state=0).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         killed = []
 

@@ -28,10 +28,13 @@ node by node on data without tied scores (class counts exactly; sums of weights 
 to rounding, the partitions adding them in another order); ``max_features`` below the number
 of features draws in another node order than the local depth-first grower.
 
-This version: numeric features (NaN for missing values, routed as ``missing="learn"``),
-classification and regression, depth-first limits (``max_depth``, ``min_samples_*``,
-``min_impurity_decrease``); not yet: categorical columns, forests, a histogram memory budget,
-``max_leaf_nodes``.
+This version: numeric features and the category columns of a dask DataFrame (known
+categories; the levels present in the data are the local estimator's codes; binary splits into
+subsets of levels), NaN for missing values (routed as ``missing="learn"``), classification and
+regression, depth limits (``max_depth``, ``min_samples_*``, ``min_impurity_decrease``).
+Features are chosen by the criterion (``selection="criterion"``: the local estimator's
+statistical selection, its default beyond 20 levels, reads rows). Not yet: forests, a
+histogram memory budget, ``max_leaf_nodes``.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import numpy as np
 from .._estimators import DecisionTreeClassifier, _resolve
 from .._tree import Tree
 from .._validation import validate_params
-from ..engine.binning import Binner, feature_edges, table_layout
+from ..engine.binning import MAX_LEVEL_BINS, Binner, feature_edges, table_layout
 from ..engine.fit import GrowParams, assemble
 from ..engine.grow_hist import _may_split
-from ..engine.levels import MISSING_LEARN
+from ..engine.levels import KIND_NUMERIC, MISSING_LEARN
 from ..engine.levelwise import (
     L_COUNT,
     L_FEATURE,
@@ -30,6 +30,7 @@ from ..engine.levelwise import (
 from ..engine.nodes import (
     G_NODES,
     N_BRANCH,
+    N_CATLEN,
     N_CATOFF,
     N_FEATURE,
     N_GSTATE,
@@ -65,23 +66,54 @@ def _import_dask():
     return da, default_client
 
 
+def _frame_codes(frame, cat_cols: list):
+    """A pandas partition as a float32 frame: category columns as their dtype's codes (NaN
+    for a missing value), the others as values."""
+    out = np.empty(frame.shape, dtype=np.float32)
+    for j, c in enumerate(frame.columns):
+        col = frame[c]
+        if c in cat_cols:
+            codes = col.cat.codes.to_numpy().astype(np.float32)
+            codes[codes < 0] = np.nan
+            out[:, j] = codes
+        else:
+            out[:, j] = col.to_numpy(dtype=np.float32, na_value=np.nan)
+    return type(frame)(out, columns=frame.columns, index=frame.index)
+
+
 def _blocks(X, y, w):
-    """The row blocks of X (one column chunk), y and w as lists of delayed objects, aligned."""
+    """The row blocks of X (one column chunk; category columns as codes), y and w as lists
+    of delayed objects, aligned; the feature names, and the categories of category columns
+    (None for the others)."""
     da, _ = _import_dask()
-    if hasattr(X, "to_dask_array"):  # a dask DataFrame: numeric columns only here
-        non_numeric = [c for c, t in X.dtypes.items() if not np.issubdtype(t, np.number)]
-        if non_numeric:
-            raise TypeError(f"columns {non_numeric} are not numeric; this version of "
-                            "treelearn.dask takes numeric columns only (encode categories "
-                            "as numbers first).")
+    names = None
+    categories: list = []
+    if hasattr(X, "to_dask_array"):  # a dask DataFrame
+        import pandas as pd
+
         names = [str(c) for c in X.columns]
-        X = X.to_dask_array(lengths=True)
-    else:
-        names = None
+        cat_cols = []
+        for c, t in X.dtypes.items():
+            if isinstance(t, pd.CategoricalDtype):
+                if not X[c].cat.known:
+                    raise ValueError(f"column {c!r} has unknown categories; call "
+                                     "df.categorize() (or set them) first.")
+                cat_cols.append(c)
+                categories.append(np.asarray(t.categories, dtype=object))
+            elif np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_):
+                categories.append(None)
+            else:
+                raise TypeError(f"column {c!r} has dtype {t}; treelearn.dask takes numeric "
+                                "and category columns (astype('category') and "
+                                "df.categorize() make a category column).")
+        meta = pd.DataFrame({c: np.zeros(0, dtype=np.float32) for c in X.columns})
+        X = X.map_partitions(_frame_codes, cat_cols, meta=meta).to_dask_array(lengths=True)
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask array or dask DataFrame, got {type(X).__name__}.")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got {X.ndim} dimensions.")
+    if not categories:
+        categories = [None] * X.shape[1]
     X = X.rechunk({1: -1})
     if hasattr(y, "to_dask_array"):
         y = y.to_dask_array(lengths=True)
@@ -97,7 +129,17 @@ def _blocks(X, y, w):
     xs = X.to_delayed().ravel().tolist()
     ys = y.to_delayed().ravel().tolist()
     ws = w.to_delayed().ravel().tolist() if w is not None else [None] * len(xs)
-    return X, y, w, xs, ys, ws, names
+    return X, y, w, xs, ys, ws, names, categories
+
+
+def _present_codes(X, cat_idx: list):
+    """The codes present in each category column of a partition."""
+    X = np.asarray(X)
+    return [np.unique(X[~np.isnan(X[:, f]), f]).astype(np.int64) for f in cat_idx]
+
+
+def _union_codes(*parts):
+    return [np.unique(np.concatenate(cols)) for cols in zip(*parts, strict=True)]
 
 
 def _summary(X, max_bins: int, sample: int, seed: int):
@@ -140,11 +182,20 @@ def _merge(max_bins: int, *summaries):
     return Binner(max_bins=max_bins).set_edges(edges, np.array(exact))
 
 
-def _prepare(X, y, w, binner, classes):
+def _prepare(X, y, w, binner, classes, is_cat, n_levels, lookups):
     """One partition's state: its bins, class codes or targets, weights, and one node (the
-    root) holding every row of positive weight."""
-    X = np.asarray(X, dtype=np.float32)
+    root) holding every row of positive weight. Category columns hold their dtype's codes;
+    ``lookups[f]`` maps them to the levels present in the data (the local estimator's
+    codes)."""
+    X = np.array(X, dtype=np.float32)
+    for f, lut in lookups.items():
+        col = X[:, f]
+        known = ~np.isnan(col)
+        col[known] = lut[col[known].astype(np.int64)]
     y = np.asarray(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"a partition of X has {X.shape[0]} rows and its part of y "
+                         f"{y.shape[0]}: give y with X's partitions.")
     if y.dtype.kind == "f" and np.isnan(y).any():
         raise ValueError("Input y contains NaN.")
     if w is not None:
@@ -153,8 +204,7 @@ def _prepare(X, y, w, binner, classes):
             raise ValueError("sample_weight must be finite and non-negative.")
         keep = w > 0
         X, y, w = X[keep], y[keep], np.ascontiguousarray(w[keep])
-    p = X.shape[1]
-    bins, lay, _, _ = table_layout(X, binner, np.zeros(p, dtype=bool), np.zeros(p, np.int64))
+    bins, lay, _, _ = table_layout(X, binner, is_cat, n_levels)
     if classes is not None:
         codes = np.searchsorted(classes, y)
         C, R = np.ascontiguousarray(codes, dtype=np.int32), None
@@ -195,7 +245,9 @@ class _DaskTree:
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
             min_weight_fraction_leaf=self.min_weight_fraction_leaf,
             min_impurity_decrease=self.min_impurity_decrease, max_bins=self.max_bins,
-            binner=self.binner, random_state=self.random_state)
+            binner=self.binner, random_state=self.random_state,
+            # the statistical selection reads rows; the level-wise search reads histograms
+            selection="criterion")
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on a dask array or dask DataFrame ``X`` with targets ``y`` (a dask
@@ -224,7 +276,7 @@ class _DaskTree:
                              f"{self.split_every!r}.")
         _, default_client = _import_dask()
         client = self.client or default_client()
-        X, y, w, xs, ys, ws, names = _blocks(X, y, sample_weight)
+        X, y, w, xs, ys, ws, names, categories = _blocks(X, y, sample_weight)
         n, p = int(X.shape[0]), int(X.shape[1])
         if n == 0 or p == 0:
             raise ValueError(f"X has shape {X.shape}; a tree needs rows and features.")
@@ -247,7 +299,24 @@ class _DaskTree:
         elif not isinstance(binner, Binner) or not binner.is_fitted \
                 or binner.n_features_in_ != p:
             raise ValueError("binner must be a fitted Binner of X's features.")
-        states = [client.submit(_prepare, xp, yp, wp, binner, classes, pure=True)
+        is_cat = np.array([c is not None for c in categories], dtype=bool)
+        n_levels = np.zeros(p, dtype=np.int64)
+        lookups, levels = {}, [None] * p
+        if is_cat.any():
+            cat_idx = np.flatnonzero(is_cat).tolist()
+            present = [client.submit(_present_codes, x, cat_idx, pure=True) for x in x_parts]
+            union = client.submit(_union_codes, *present, pure=True).result()
+            for f, codes in zip(cat_idx, union, strict=True):
+                if codes.size > MAX_LEVEL_BINS - 1:
+                    raise ValueError(f"category column {f} has {codes.size} levels; "
+                                     f"treelearn.dask takes at most {MAX_LEVEL_BINS - 1}.")
+                lut = np.full(len(categories[f]), -1, dtype=np.int64)
+                lut[codes] = np.arange(codes.size)
+                lookups[f] = lut.astype(np.float32)
+                levels[f] = categories[f][codes]
+                n_levels[f] = codes.size
+        states = [client.submit(_prepare, xp, yp, wp, binner, classes, is_cat, n_levels,
+                                lookups, pure=True)
                   for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)]
         total_w = float(n if w is None else client.compute(w.sum()).result())
         if total_w <= 0:
@@ -265,18 +334,21 @@ class _DaskTree:
             max_leaf_nodes=0, min_impurity_decrease=float(self.min_impurity_decrease),
             seed=settings.seed, missing=MISSING_LEARN)
         ip, fp = prm.arrays(total_w)
-        _, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner,
-                                    np.zeros(p, dtype=bool), np.zeros(p, np.int64))
+        _, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
+                                    n_levels)
         nbins = lay[1]
         width = int(max(int(nbins.max()), 2)) + 2
         weighted = sample_weight is not None
-        cfg = (np.zeros(p, dtype=np.bool_), nbins.astype(np.int64), np.ones(p, dtype=np.int64))
+        cfg = (is_cat, nbins.astype(np.int64),
+               np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64))
         cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
                    n_stats, n_values, width)
         n_cols = (n_stats if classification else 3) + int(weighted)
         tree = _grow(client, states, cfg_all, n_cols, int(self.split_every), settings.seed,
-                     p, prm.n_classes)
+                     p, prm.n_classes, n_levels)
         self.tree_ = tree
+        self.is_categorical_ = is_cat
+        self.categories_ = levels
         self.binner_ = binner
         self.n_features_in_ = p
         if names is not None:
@@ -304,6 +376,8 @@ class _DaskTree:
             stand_X = pd.DataFrame(stand_X, columns=list(self.feature_names_in_))
         local.set_params(binner=self.binner_).fit(stand_X, stand_y)
         local.tree_ = self.tree_
+        local.is_categorical_ = self.is_categorical_.copy()
+        local.categories_ = list(self.categories_)
         return local
 
     def predict(self, X):
@@ -313,8 +387,16 @@ class _DaskTree:
     def _map(self, X, method: str):
         da, _ = _import_dask()
         local = self.to_local()
-        if hasattr(X, "to_dask_array"):
-            X = X.to_dask_array(lengths=True)
+        if hasattr(X, "map_partitions"):  # a dask DataFrame: the local model reads each frame
+            import pandas as pd
+
+            if method == "predict_proba":
+                meta = pd.DataFrame({str(c): np.zeros(0) for c in local.classes_})
+            else:
+                dtype = np.int64 if method == "apply" else (
+                    local.classes_.dtype if hasattr(local, "classes_") else np.float64)
+                meta = pd.Series(np.zeros(0, dtype=dtype))
+            return X.map_partitions(_frame_block, local, method, meta=meta)
         if not isinstance(X, da.Array):
             raise TypeError(f"X must be a dask array or dask DataFrame, got {type(X).__name__}.")
         X = X.rechunk({1: -1})
@@ -329,6 +411,22 @@ class _DaskTree:
     def apply(self, X):
         """Each row's leaf (lazy)."""
         return self._map(X, "apply")
+
+
+def _frame_block(frame, local, method: str):
+    """The local model's ``method`` on one pandas partition, indexed as the partition."""
+    import pandas as pd
+
+    if method == "predict_proba":
+        cols = [str(c) for c in local.classes_]
+        if len(frame) == 0:
+            return pd.DataFrame({c: np.zeros(0) for c in cols}, index=frame.index)
+        return pd.DataFrame(local.predict_proba(frame), columns=cols, index=frame.index)
+    if len(frame) == 0:
+        dtype = np.int64 if method == "apply" else (
+            local.classes_.dtype if hasattr(local, "classes_") else np.float64)
+        return pd.Series(np.zeros(0, dtype=dtype), index=frame.index)
+    return pd.Series(getattr(local, method)(frame), index=frame.index)
 
 
 def _block(b, local, method: str, tail: tuple):
@@ -370,7 +468,7 @@ def _tree_reduce_merge(client, summaries, max_bins: int, split_every: int) -> Bi
     return client.submit(_merge, max_bins, *level, pure=True).result()
 
 
-def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes) -> Tree:
+def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels) -> Tree:
     """The level loop (see :mod:`treelearn.dask._grow`); returns the flat tree."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
@@ -469,11 +567,11 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes) -> T
         level, is_open = nxt, nxt_open
         built_count = len(order)
     return _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values,
-                     crit, classification)
+                     n_levels)
 
 
-def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values, crit,
-              classification) -> Tree:
+def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values,
+              n_levels) -> Tree:
     count = len(parent)
     ti = np.zeros((count, N_ICOLS), dtype=np.int64)
     tf = np.zeros((count, 4))
@@ -485,6 +583,8 @@ def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_value
     ti[:, N_CATOFF] = -1
     tf[:, T_THRESHOLD] = TREE_UNDEFINED
     kid_count = np.bincount(np.asarray(parent[1:], dtype=np.int64), minlength=count)
+    cats: list = []
+    n_cats = 0
     for node in range(count):
         r = res_rows[node]
         v = values[node]
@@ -505,9 +605,16 @@ def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_value
             ti[node, N_KIND] = int(r[L_KIND])
             ti[node, N_SEEN] = int(r[L_SEEN])
             tf[node, T_THRESHOLD] = r[L_THR]
+            if r[L_KIND] != KIND_NUMERIC:  # the level -> branch map of a categorical split
+                L = int(n_levels[int(r[L_FEATURE])])
+                cats.append(fmap_rows[node][:L])
+                ti[node, N_CATOFF] = n_cats
+                ti[node, N_CATLEN] = L
+                n_cats += L
     gs = np.zeros(N_GSTATE, dtype=np.int64)
     gs[G_NODES] = count
-    return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, n_classes)
+    store = np.concatenate(cats).astype(np.int64) if cats else np.zeros(0, dtype=np.int64)
+    return assemble(ti, tf, tv, store, gs, p, n_classes)
 
 
 __all__ = ["_DaskTree"]
