@@ -1,0 +1,164 @@
+"""The Dask tree against the local histogram tree on the same data, and what a level costs.
+
+Prints one table: fit seconds of ``treelearn.dask`` on a two-worker ``LocalCluster`` (one
+thread each, data persisted on the workers first) against the local ``splitter="hist"`` fit of
+the same rows (two threads), the overhead ratio, the share of nodes equal in both trees, the
+tasks per level and the client's waits (Dask's task stream); for a synthetic 10M x 28 table
+in 8 and 16 partitions and the real-shaped flights-like table (categories with 300 levels,
+continuous target) from :mod:`realshaped`.
+
+Usage: ``python benchmarks/bench_dask.py [--rows 10000000] [--flights 1000000] [--json f]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import treelearn as tl
+
+
+def _same(a, b) -> float:
+    """The share of nodes equal in both trees (structure, feature, threshold, rows), walking
+    from the root and stopping below a node that differs (ties can go another way: the local
+    grower draws features depth first, the level-wise one level by level)."""
+    def walk(i, j):
+        if a.n_branches[i] != b.n_branches[j] or a.n_node_samples[i] != b.n_node_samples[j]:
+            return 0
+        if a.n_branches[i] == 0:
+            return 1
+        if a.feature[i] != b.feature[j] or a.threshold[i] != b.threshold[j]:
+            return 0
+        return 1 + sum(walk(x, y) for x, y in zip(a.children(i), b.children(j), strict=True))
+
+    return walk(0, 0) / max(a.node_count, b.node_count)
+
+
+def _dask_fit(client, est, dX, dy):
+    """Fit seconds, tasks per level and the client's waits."""
+    import distributed
+
+    from treelearn.dask import _estimators as dask_est
+
+    levels = []
+    dask_est.LEVEL_HOOK = lambda level, c: levels.append(level)
+    waits = []
+    real = distributed.Future.result
+
+    def counted(self, *a, **k):
+        waits.append(self.key)
+        return real(self, *a, **k)
+
+    distributed.Future.result = counted
+    try:
+        with distributed.get_task_stream(client) as ts:
+            t = time.perf_counter()
+            est.fit(dX, dy)
+            secs = time.perf_counter() - t
+    finally:
+        distributed.Future.result = real
+        dask_est.LEVEL_HOOK = None
+    return secs, len(ts.data) / max(len(levels), 1), len(waits), len(levels)
+
+
+def synthetic_case(client, n: int, rows: list) -> None:
+    import dask.array as da
+
+    p = 28
+    for parts in (8, 16):
+        rng = da.random.default_rng(0)
+        dX = rng.normal(size=(n, p), chunks=(n // parts, p)).astype(np.float32)
+        dy = ((dX[:, 0] + dX[:, 1] * dX[:, 2] + da.sin(dX[:, 3])) > 0.3).astype(np.int64)
+        dX, dy = client.persist([dX, dy])
+        if parts == 8:
+            X, y = client.compute([dX, dy], sync=True)
+            t = time.perf_counter()
+            local = tl.DecisionTreeClassifier(splitter="hist", max_depth=10,
+                                              random_state=0).fit(X, y)
+            t_local = time.perf_counter() - t
+            del X
+        est = tl.dask.DaskDecisionTreeClassifier(max_depth=10, random_state=0,
+                                                 binner=local.binner_)
+        secs, tasks, waits, levels = _dask_fit(client, est, dX, dy)
+        rows.append({"case": f"{n:,} x {p}, depth 10", "partitions": parts,
+                     "local_s": t_local, "dask_s": secs, "ratio": secs / t_local,
+                     "same_tree": _same(est.tree_, local.tree_), "tasks_per_level": tasks,
+                     "client_waits": waits, "levels": levels})
+        # the edges from the partitions' summaries instead of the local binner
+        est2 = tl.dask.DaskDecisionTreeClassifier(max_depth=10, random_state=0)
+        secs2, tasks2, waits2, levels2 = _dask_fit(client, est2, dX, dy)
+        rows.append({"case": f"{n:,} x {p}, depth 10, own edges", "partitions": parts,
+                     "local_s": t_local, "dask_s": secs2, "ratio": secs2 / t_local,
+                     "same_tree": _same(est2.tree_, local.tree_), "tasks_per_level": tasks2,
+                     "client_waits": waits2, "levels": levels2})
+        del dX, dy
+
+
+def flights_case(client, n: int, rows: list) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+    from realshaped import flights
+
+    df, y, _ = flights(n)
+    local = tl.DecisionTreeRegressor(splitter="hist", max_depth=10, selection="criterion",
+                                     random_state=0)
+    t = time.perf_counter()
+    local.fit(df, y)
+    t_local = time.perf_counter() - t
+    ddf = dd.from_pandas(df, npartitions=8)
+    dy = dd.from_pandas(pd.Series(np.asarray(y)), npartitions=8)
+    ddf, dy = client.persist([ddf, dy])
+    est = tl.dask.DaskDecisionTreeRegressor(max_depth=10, random_state=0, binner=local.binner_)
+    secs, tasks, waits, levels = _dask_fit(client, est, ddf, dy)
+    rows.append({"case": f"flights-like {n // 1000}k (300-level categories), depth 10",
+                 "partitions": 8, "local_s": t_local, "dask_s": secs, "ratio": secs / t_local,
+                 "same_tree": _same(est.tree_, local.tree_), "tasks_per_level": tasks,
+                 "client_waits": waits, "levels": levels})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--flights", type=int, default=1_000_000)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    import distributed
+
+    import treelearn.dask  # noqa: F401
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        # compile the kernels on the workers and here (cached on disk afterwards)
+        rng = np.random.default_rng(0)
+        import dask.array as da
+
+        Xs = rng.normal(size=(2000, 28)).astype(np.float32)
+        ys = (Xs[:, 0] > 0).astype(int)
+        tl.dask.DaskDecisionTreeClassifier(max_depth=3).fit(
+            da.from_array(Xs, chunks=(1000, -1)), da.from_array(ys, chunks=1000))
+        tl.DecisionTreeClassifier(splitter="hist", max_depth=3).fit(Xs, ys)
+        from realshaped import flights
+
+        small, ysm, _ = flights(5000)
+        tl.DecisionTreeRegressor(splitter="hist", max_depth=3, selection="criterion").fit(
+            small, ysm)
+        rows: list[dict] = []
+        synthetic_case(client, args.rows, rows)
+        flights_case(client, args.flights, rows)
+    print(f"\n{'case':<56}{'parts':>6}{'local s':>9}{'dask s':>9}{'ratio':>7}{'equal':>6}"
+          f"{'tasks/level':>12}{'waits':>7}{'levels':>7}")
+    for r in rows:
+        print(f"{r['case']:<56}{r['partitions']:>6}{r['local_s']:>9.2f}{r['dask_s']:>9.2f}"
+              f"{r['ratio']:>7.2f}{r['same_tree']:>6.1%}{r['tasks_per_level']:>12.1f}"
+              f"{r['client_waits']:>7}{r['levels']:>7}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
