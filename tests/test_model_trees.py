@@ -610,7 +610,8 @@ def test_m5_split_score_is_the_books_sdr_with_missing_values():
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(8, 120), st.integers(0, 2**31 - 1), st.sampled_from(["best", "hist"]),
-       st.booleans(), st.booleans(), st.sampled_from([0.0, 0.25]))
+       st.sampled_from(["no", "binary", "multiway"]), st.booleans(),
+       st.sampled_from([0.0, 0.25]))
 def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weighted, holes):
     # the growers route cases with unknown values by their target while growing: every
     # node's rows and value are the naive walk's; the replay gives the same leaves, and
@@ -620,7 +621,8 @@ def test_m5_routing_equals_the_naive_walk(n, seed, splitter, categorical, weight
     X[rng.random((n, 3)) < holes] = np.nan
     y = rng.integers(0, 5, n) + np.nan_to_num(X[:, 0], nan=2.0)
     w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
-    kw = {"categorical_features": [2]} if categorical else {}
+    kw = {} if categorical == "no" else {"categorical_features": [2],
+                                         "categorical_split": categorical}
     m = tl.DecisionTreeRegressor(missing="m5", splitter=splitter, random_state=0,
                                  **kw).fit(X, y, sample_weight=w)
     tree = m.tree_
