@@ -68,18 +68,18 @@ def synthetic_case(client, n: int, rows: list) -> None:
     import dask.array as da
 
     p = 28
+    rng = da.random.default_rng(0)
+    dX0 = rng.normal(size=(n, p), chunks=(n // 8, p)).astype(np.float32)
+    dy0 = ((dX0[:, 0] + dX0[:, 1] * dX0[:, 2] + da.sin(dX0[:, 3])) > 0.3).astype(np.int64)
+    dX0, dy0 = client.persist([dX0, dy0])
+    X, y = client.compute([dX0, dy0], sync=True)
+    t = time.perf_counter()
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=10, random_state=0).fit(X, y)
+    t_local = time.perf_counter() - t
+    del X, y
     for parts in (8, 16):
-        rng = da.random.default_rng(0)
-        dX = rng.normal(size=(n, p), chunks=(n // parts, p)).astype(np.float32)
-        dy = ((dX[:, 0] + dX[:, 1] * dX[:, 2] + da.sin(dX[:, 3])) > 0.3).astype(np.int64)
-        dX, dy = client.persist([dX, dy])
-        if parts == 8:
-            X, y = client.compute([dX, dy], sync=True)
-            t = time.perf_counter()
-            local = tl.DecisionTreeClassifier(splitter="hist", max_depth=10,
-                                              random_state=0).fit(X, y)
-            t_local = time.perf_counter() - t
-            del X
+        # the same rows in ``parts`` partitions
+        dX, dy = client.persist([dX0.rechunk((n // parts, p)), dy0.rechunk(n // parts)])
         est = tl.dask.DaskDecisionTreeClassifier(max_depth=10, random_state=0,
                                                  binner=local.binner_)
         secs, tasks, waits, levels = _dask_fit(client, est, dX, dy)

@@ -161,6 +161,28 @@ def test_category_columns_split_into_subsets_as_locally(client, n_levels):
                                rtol=1e-9)
 
 
+def test_features_constant_in_one_branch_stay_searchable_in_the_other(client):
+    # a node trusts the first features of its search order to be the ones its parent found
+    # constant; level by level, the order must be its parent's, not the last node's searched
+    # (here x1 is constant left of the root, x2 right of it, and the left side needs x2 twice)
+    rng = np.random.default_rng(8)
+    n = 4000
+    X = rng.uniform(0, 1, (n, 4)).astype(np.float32)
+    X[:, 0] = rng.uniform(-1, 1, n)
+    left = X[:, 0] <= 0
+    X[left, 1] = 0.5
+    X[~left, 2] = 0.5
+    inside2 = (X[:, 2] > 0.2) & (X[:, 2] <= 0.7)
+    inside1 = (X[:, 1] > 0.2) & (X[:, 1] <= 0.7)
+    y = np.where(left, inside2.astype(int), 2 + inside1.astype(int))
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=4, random_state=0).fit(X, y)
+    inner = local.tree_.n_branches > 0
+    assert set(local.tree_.feature[inner].tolist()) == {0, 1, 2}  # x2 left, x1 right
+    model = DaskDecisionTreeClassifier(max_depth=4, random_state=0, binner=local.binner_).fit(
+        da.from_array(X, chunks=(1000, -1)), da.from_array(y, chunks=(1000,)))
+    same_tree(model.tree_, local.tree_)
+
+
 def test_one_round_trip_per_level(client, monkeypatch):
     # the client waits once per level (the split records) and once for the classes; the
     # histograms and row states stay on the workers

@@ -484,6 +484,7 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
     plan_parent = [-1]
     plan_sibs: list = [()]
     nconst_of = {0: 0}
+    perm_of = {0: np.arange(p)}  # the feature order each node's search starts from
     prev_full = None
     built_count = 1
     depth_now = 0
@@ -501,11 +502,12 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
         plan = [(plan_build[q], plan_parent[q], plan_sibs[q]) for q in open_pos]
         depths = [depth[level[q]] for q in open_pos]
         nconsts = [nconst_of[level[q]] for q in open_pos]
-        out = client.submit(_split_level, built, prev_full, plan, depths, nconsts, cfg_all,
-                            seed, pure=True)
+        perms = np.stack([perm_of[level[q]] for q in open_pos])
+        out = client.submit(_split_level, built, prev_full, plan, depths, nconsts, perms,
+                            cfg_all, seed, pure=True)
         records = client.submit(_first, out, pure=True).result()
         full = client.submit(_second, out, pure=True)
-        res, vals, fmaps, cstats, cw, cn = records
+        res, vals, fmaps, cstats, cw, cn, after = records
         # the level's splits, for the partitions (every position of the level)
         splits = np.zeros((len(level), 5), dtype=np.int64)
         level_fmaps = np.full((len(level), width), -1, dtype=np.int64)
@@ -531,6 +533,7 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
                 res_rows.append(None)
                 fmap_rows.append(None)
                 nconst_of[kid] = int(res[j, L_NCONST])
+                perm_of[kid] = after[j]
                 lv, limp = leaf_values(cstats[j, b], cw[j, b], crit, classification)
                 values.append((lv, limp, int(round(cn[j, b])), float(cw[j, b])))
                 kids.append((kid, int(round(cn[j, b])), cw[j, b]))

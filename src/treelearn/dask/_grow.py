@@ -57,13 +57,17 @@ def _empty_bufs(classification: bool, weighted: bool):
     return (b, b, c, c, r, r, w, w, v, v)
 
 
-def _split_level(built, prev_full, plan, depth, nconst, cfg_all, seed):
+def _split_level(built, prev_full, plan, depth, nconst, perms, cfg_all, seed):
     """The level's open nodes: full histograms, values and splits.
 
     ``plan[j] = (build_index, parent_index, sibling builds...)``: node ``j``'s histogram was
     built (``build_index >= 0``) or is its parent's full histogram (``parent_index`` into
-    ``prev_full``) minus the built siblings listed. Returns ``(records, full)``: the records
-    ``(res, values, fmaps, cstats, cw, cn)`` and the full histograms."""
+    ``prev_full``) minus the built siblings listed. ``perms[j]`` is the feature order the
+    node's search starts from: its parent's after the parent's search, whose first
+    ``nconst[j]`` features are the ones known constant there (scikit-learn's bookkeeping,
+    which the local grower keeps in one array because it goes depth first). Returns
+    ``(records, full)``: the records ``(res, values, fmaps, cstats, cw, cn, perms)`` and the
+    full histograms."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
     m = len(plan)
@@ -88,11 +92,15 @@ def _split_level(built, prev_full, plan, depth, nconst, cfg_all, seed):
     cstats = np.zeros((m, kmax, n_stats))
     cw = np.zeros((m, kmax))
     cn = np.zeros((m, kmax))
+    perm = work[11]
+    out_perms = np.empty((m, p), dtype=perm.dtype)
     for j in range(m):
+        perm[:] = perms[j]
         split_node(full[j], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg, costs,
                    crit, iparams, fparams, work, classification, weighted, bufs, res[j],
                    fmaps[j], values[j], cstats[j], cw[j], cn[j])
-    return (res, values, fmaps, cstats, cw, cn), full
+        out_perms[j] = perm
+    return (res, values, fmaps, cstats, cw, cn, out_perms), full
 
 
 def _part_split(state, splits, fmaps, lay):
