@@ -149,11 +149,11 @@ def main() -> None:
         rows: list[dict] = []
         synthetic_case(client, args.rows, rows)
         flights_case(client, args.flights, rows)
-    print(f"\n{'case':<56}{'parts':>6}{'local s':>9}{'dask s':>9}{'ratio':>7}{'equal':>6}"
+    print(f"\n{'case':<56}{'parts':>6}{'local s':>9}{'dask s':>9}{'ratio':>7}{'equal':>7}"
           f"{'tasks/level':>12}{'waits':>7}{'levels':>7}")
     for r in rows:
         print(f"{r['case']:<56}{r['partitions']:>6}{r['local_s']:>9.2f}{r['dask_s']:>9.2f}"
-              f"{r['ratio']:>7.2f}{r['same_tree']:>6.1%}{r['tasks_per_level']:>12.1f}"
+              f"{r['ratio']:>7.2f}{r['same_tree']:>7.1%}{r['tasks_per_level']:>12.1f}"
               f"{r['client_waits']:>7}{r['levels']:>7}")
     if args.json:
         with open(args.json, "w") as fh:
