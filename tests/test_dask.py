@@ -183,6 +183,28 @@ def test_features_constant_in_one_branch_stay_searchable_in_the_other(client):
     same_tree(model.tree_, local.tree_)
 
 
+def test_two_fits_at_once_on_one_cluster_do_not_interfere(client):
+    # task keys come from the tasks' inputs: two fits on other data share nothing
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(seed):
+        X, z, _ = _data(n=2500, seed=seed)
+        y = (z > 0.3 * (seed % 3) - 0.3).astype(int)
+        local = tl.DecisionTreeClassifier(splitter="hist", max_depth=4, min_samples_leaf=20,
+                                          random_state=0).fit(X, y)
+        model = DaskDecisionTreeClassifier(max_depth=4, min_samples_leaf=20, random_state=0,
+                                           binner=local.binner_).fit(
+            da.from_array(X, chunks=(800, -1)), da.from_array(y, chunks=(800,)))
+        return model.tree_, local.tree_
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(one, [10, 11]))
+    for got, want in results:
+        same_tree(got, want)
+    assert results[0][0].node_count != results[1][0].node_count or not np.array_equal(
+        results[0][0].threshold, results[1][0].threshold)
+
+
 def test_one_round_trip_per_level(client, monkeypatch):
     # the client waits once per level (the split records) and once for the classes; the
     # histograms and row states stay on the workers
