@@ -103,9 +103,11 @@ def test_few_valued_features_get_exact_edges_from_partition_summaries(client):
     X = rng.integers(0, 40, (3000, 3)).astype(np.float32)
     y = (X[:, 0] + rng.integers(0, 10, 3000) > 25).astype(int)
     dX = da.from_array(X, chunks=(700, -1))
-    model = DaskDecisionTreeClassifier(max_depth=5, random_state=0).fit(
+    # (integer features: small nodes tie often, so the trees stay shallow with large leaves)
+    model = DaskDecisionTreeClassifier(max_depth=4, min_samples_leaf=40, random_state=0).fit(
         dX, da.from_array(y, chunks=(700,)))
-    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=5, random_state=0).fit(X, y)
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=4, min_samples_leaf=40,
+                                      random_state=0).fit(X, y)
     assert model.binner_.exact_.all()
     for a, b in zip(model.binner_.bin_edges_, local.binner_.bin_edges_, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -299,3 +301,39 @@ def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
         assert killed
         assert killed[0] not in c.scheduler_info()["workers"]  # it really went away
         same_tree(result["model"].tree_, local.tree_)
+
+
+def test_data_that_cannot_be_recomputed_is_a_clear_error_fast():
+    # scattered data has no lineage: when every worker holding it dies, the fit stops at
+    # once with an error saying so, never hangs
+    import os
+    import signal
+    import time
+
+    from treelearn.dask import _estimators as dask_est
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(4000, 5)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        fx = c.scatter([X[:2000], X[2000:]])
+        fy = c.scatter([y[:2000], y[2000:]])
+        dX = da.concatenate([da.from_delayed(f, shape=(2000, 5), dtype=np.float32)
+                             for f in fx])
+        dy = da.concatenate([da.from_delayed(f, shape=(2000,), dtype=np.int64) for f in fy])
+
+        def hook(level, client):
+            if level == 2:
+                for pid in client.run(os.getpid).values():
+                    os.kill(pid, signal.SIGKILL)
+
+        dask_est.LEVEL_HOOK = hook
+        t = time.perf_counter()
+        try:
+            with pytest.raises(RuntimeError, match="lost data this fit needs"):
+                DaskDecisionTreeClassifier(max_depth=5, client=c).fit(dX, dy)
+        finally:
+            dask_est.LEVEL_HOOK = None
+        assert time.perf_counter() - t < 60

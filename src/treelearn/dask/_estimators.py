@@ -81,6 +81,22 @@ def _frame_codes(frame, cat_cols: list):
     return type(frame)(out, columns=frame.columns, index=frame.index)
 
 
+def _wait(future):
+    """The future's result; data the cluster lost and cannot recompute (it has no lineage:
+    scattered, or computed by a graph that is gone) is a clear error, not Dask's message
+    about a cancelled internal key."""
+    from distributed.client import CancelledError
+
+    try:
+        return future.result()
+    except CancelledError as exc:
+        raise RuntimeError(
+            "the Dask cluster lost data this fit needs and cannot recompute it (data "
+            "scattered to the workers, or persisted, has no graph to rebuild it when a "
+            "worker dies); load the data with Dask (from files or arrays) so it can be "
+            f"recomputed, and fit again. Dask said: {exc}") from exc
+
+
 def _blocks(X, y, w):
     """The row blocks of X (one column chunk; category columns as codes), y and w as lists
     of delayed objects, aligned; the feature names, and the categories of category columns
@@ -283,7 +299,7 @@ class _DaskTree:
         classification = self._local_class is DecisionTreeClassifier
         classes = None
         if classification:
-            classes = np.unique(client.compute(y).result())
+            classes = np.unique(_wait(client.compute(y)))
             if classes.dtype.kind == "f" and np.isnan(classes).any():
                 raise ValueError("Input y contains NaN.")
         seed = int(np.random.default_rng(0).integers(2**31))
@@ -305,7 +321,7 @@ class _DaskTree:
         if is_cat.any():
             cat_idx = np.flatnonzero(is_cat).tolist()
             present = [client.submit(_present_codes, x, cat_idx, pure=True) for x in x_parts]
-            union = client.submit(_union_codes, *present, pure=True).result()
+            union = _wait(client.submit(_union_codes, *present, pure=True))
             for f, codes in zip(cat_idx, union, strict=True):
                 if codes.size > MAX_LEVEL_BINS - 1:
                     raise ValueError(f"category column {f} has {codes.size} levels; "
@@ -318,7 +334,7 @@ class _DaskTree:
         states = [client.submit(_prepare, xp, yp, wp, binner, classes, is_cat, n_levels,
                                 lookups, pure=True)
                   for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)]
-        total_w = float(n if w is None else client.compute(w.sum()).result())
+        total_w = float(n if w is None else _wait(client.compute(w.sum())))
         if total_w <= 0:
             raise ValueError("sample weights sum to zero.")
         settings = _resolve(local, n, p, np.array([total_w]))
@@ -465,7 +481,7 @@ def _tree_reduce_merge(client, summaries, max_bins: int, split_every: int) -> Bi
     while len(level) > split_every:
         level = [client.submit(_merge_summaries, *level[i:i + split_every], pure=True)
                  for i in range(0, len(level), split_every)]
-    return client.submit(_merge, max_bins, *level, pure=True).result()
+    return _wait(client.submit(_merge, max_bins, *level, pure=True))
 
 
 def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels) -> Tree:
@@ -505,7 +521,7 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
         perms = np.stack([perm_of[level[q]] for q in open_pos])
         out = client.submit(_split_level, built, prev_full, plan, depths, nconsts, perms,
                             cfg_all, seed, pure=True)
-        records = client.submit(_first, out, pure=True).result()
+        records = _wait(client.submit(_first, out, pure=True))
         full = client.submit(_second, out, pure=True)
         res, vals, fmaps, cstats, cw, cn, after = records
         # the level's splits, for the partitions (every position of the level)
