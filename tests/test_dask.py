@@ -215,12 +215,18 @@ def test_one_round_trip_per_level(client, monkeypatch):
     binner = tl.Binner().fit(X)
     waits = []
     real = distributed.Future.result
+    real_gather = distributed.Client.gather
 
     def counted(self, *a, **k):
-        waits.append(self.key)
+        waits.append(1)
         return real(self, *a, **k)
 
+    def counted_gather(self, *a, **k):
+        waits.append(1)
+        return real_gather(self, *a, **k)
+
     monkeypatch.setattr(distributed.Future, "result", counted)
+    monkeypatch.setattr(distributed.Client, "gather", counted_gather)
     model = DaskDecisionTreeClassifier(max_depth=3, binner=binner, random_state=0).fit(
         da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=(500,)))
     assert model.tree_.max_depth == 3
@@ -337,3 +343,55 @@ def test_data_that_cannot_be_recomputed_is_a_clear_error_fast():
         finally:
             dask_est.LEVEL_HOOK = None
         assert time.perf_counter() - t < 60
+
+
+def test_a_small_histogram_budget_processes_nodes_in_groups_with_the_same_tree(
+        client, monkeypatch):
+    # a budget of two nodes' histograms: each group of a level's nodes (and so each task)
+    # holds at most two, siblings stay together, the tree is the same, and the client still
+    # waits once per level
+    from treelearn.dask import _estimators as dask_est
+
+    X, z, _ = _data(n=3000, seed=12)
+    y = (z > 0).astype(int)
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=5, min_samples_leaf=20,
+                                      random_state=0).fit(X, y)
+    groups = []
+    real = dask_est._node_groups
+
+    def recorded(open_pos, parents, per_group):
+        out = real(open_pos, parents, per_group)
+        groups.append((out, [parents[q] for q in open_pos], per_group))
+        return out
+
+    monkeypatch.setattr(dask_est, "_node_groups", recorded)
+    waits = []
+    real_gather = distributed.Client.gather
+
+    def counted(self, *a, **k):
+        waits.append(1)
+        return real_gather(self, *a, **k)
+
+    monkeypatch.setattr(distributed.Client, "gather", counted)
+    node_bytes = int(local.binner_.n_bins_.sum() + X.shape[1]) * 2 * 8  # bins + missing bins
+    model = DaskDecisionTreeClassifier(max_depth=5, min_samples_leaf=20, random_state=0,
+                                       binner=local.binner_,
+                                       histogram_budget=2 * node_bytes + 1).fit(
+        da.from_array(X, chunks=(1000, -1)), da.from_array(y, chunks=(1000,)))
+    same_tree(model.tree_, local.tree_)
+    assert [g[2] for g in groups] == [2] * len(groups)
+    assert max(len(grp) for gs, _, _ in groups for grp in gs) <= 2
+    assert any(len(gs) > 1 for gs, _, _ in groups)  # some level took several groups
+    for gs, _, _ in groups:  # siblings never apart
+        members = [q for grp in gs for q in grp]
+        assert members == sorted(members)
+    assert len(waits) == 5  # levels 0-4
+
+
+def test_node_groups_keep_families_together():
+    from treelearn.dask._estimators import _node_groups
+
+    parents = {0: 0, 1: 0, 2: 1, 3: 1, 4: 1, 5: 2}
+    assert _node_groups([0, 1, 2, 3, 4, 5], parents, 2) == [[0, 1], [2, 3, 4], [5]]
+    assert _node_groups([0, 1, 2, 3, 4, 5], parents, 5) == [[0, 1, 2, 3, 4], [5]]
+    assert _node_groups([0], {0: -1}, 1) == [[0]]

@@ -33,8 +33,9 @@ categories; the levels present in the data are the local estimator's codes; bina
 subsets of levels), NaN for missing values (routed as ``missing="learn"``), classification and
 regression, depth limits (``max_depth``, ``min_samples_*``, ``min_impurity_decrease``).
 Features are chosen by the criterion (``selection="criterion"``: the local estimator's
-statistical selection, its default beyond 20 levels, reads rows). Not yet: forests, a
-histogram memory budget, ``max_leaf_nodes``.
+statistical selection, its default beyond 20 levels, reads rows). A level's nodes are
+processed in groups whose histograms fit ``histogram_budget``. Not yet: forests,
+``max_leaf_nodes``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ min_impurity_decrease, max_bins, random_state
         from the partitions' summaries.
     split_every : int, default=8
         Inputs per task of the tree reductions.
+    histogram_budget : int, default=256 MiB
+        Bytes of histograms a task of a level may hold: the level's open nodes are processed
+        in groups of at most ``histogram_budget / (one node's histogram)`` nodes (siblings
+        together, one node at least), each group with its own histogram, reduction and split
+        tasks; the client still waits once per level.
     client : distributed.Client, optional
         Default: the current client.
 
@@ -73,13 +79,14 @@ min_impurity_decrease, max_bins, random_state
 
     def __init__(self, *, criterion="gini", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
-                 max_bins=255, binner=None, random_state=None, split_every=8, client=None):
+                 max_bins=255, binner=None, random_state=None, split_every=8,
+                 histogram_budget=256 * 2**20, client=None):
         super().__init__(criterion=criterion, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          min_impurity_decrease=min_impurity_decrease, max_bins=max_bins,
                          binner=binner, random_state=random_state, split_every=split_every,
-                         client=client)
+                         histogram_budget=histogram_budget, client=client)
 
     def predict_proba(self, X):
         """Class probabilities for a dask array or DataFrame (lazy)."""
@@ -95,7 +102,8 @@ class DaskDecisionTreeRegressor(_DaskTree):
         As :class:`treelearn.DecisionTreeRegressor` (absolute error needs the rows' medians,
         which histograms do not hold).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, \
-min_impurity_decrease, max_bins, random_state, binner, split_every, client
+min_impurity_decrease, max_bins, random_state, binner, split_every, histogram_budget, \
+client
         As :class:`DaskDecisionTreeClassifier`.
     """
 
@@ -103,13 +111,14 @@ min_impurity_decrease, max_bins, random_state, binner, split_every, client
 
     def __init__(self, *, criterion="squared_error", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
-                 max_bins=255, binner=None, random_state=None, split_every=8, client=None):
+                 max_bins=255, binner=None, random_state=None, split_every=8,
+                 histogram_budget=256 * 2**20, client=None):
         super().__init__(criterion=criterion, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                          min_impurity_decrease=min_impurity_decrease, max_bins=max_bins,
                          binner=binner, random_state=random_state, split_every=split_every,
-                         client=client)
+                         histogram_budget=histogram_budget, client=client)
 
 
 __all__ = ["DaskDecisionTreeClassifier", "DaskDecisionTreeRegressor"]

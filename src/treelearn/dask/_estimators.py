@@ -241,7 +241,8 @@ class _DaskTree:
 
     def __init__(self, *, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, max_bins=255,
-                 binner=None, random_state=None, split_every=8, client=None):
+                 binner=None, random_state=None, split_every=8,
+                 histogram_budget=256 * 2**20, client=None):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -252,6 +253,7 @@ class _DaskTree:
         self.binner = binner
         self.random_state = random_state
         self.split_every = split_every
+        self.histogram_budget = histogram_budget
         self.client = client
 
     def _local(self):
@@ -287,6 +289,10 @@ class _DaskTree:
         if self.criterion == "absolute_error":
             raise ValueError('criterion="absolute_error" needs the rows of each node (medians); '
                              'the Dask trees offer "squared_error" and "sdr".')
+        if not isinstance(self.histogram_budget, numbers.Integral) \
+                or self.histogram_budget < 1:
+            raise ValueError(f"histogram_budget must be a positive int (bytes), got "
+                             f"{self.histogram_budget!r}.")
         if not isinstance(self.split_every, numbers.Integral) or self.split_every < 2:
             raise ValueError(f"split_every must be an int of at least 2, got "
                              f"{self.split_every!r}.")
@@ -361,7 +367,7 @@ class _DaskTree:
                    n_stats, n_values, width)
         n_cols = (n_stats if classification else 3) + int(weighted)
         tree = _grow(client, states, cfg_all, n_cols, int(self.split_every), settings.seed,
-                     p, prm.n_classes, n_levels)
+                     p, prm.n_classes, n_levels, int(self.histogram_budget))
         self.tree_ = tree
         self.is_categorical_ = is_cat
         self.categories_ = levels
@@ -484,8 +490,48 @@ def _tree_reduce_merge(client, summaries, max_bins: int, split_every: int) -> Bi
     return _wait(client.submit(_merge, max_bins, *level, pure=True))
 
 
-def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels) -> Tree:
-    """The level loop (see :mod:`treelearn.dask._grow`); returns the flat tree."""
+def _node_groups(open_pos: list, parents: list, per_group: int) -> list:
+    """The level's open nodes (positions, in order) in groups of at most ``per_group``
+    nodes, children of one parent never apart (a sibling's histogram is subtracted within
+    its group); a family larger than ``per_group`` is a group of its own."""
+    groups: list = []
+    cur: list = []
+    i = 0
+    while i < len(open_pos):
+        j = i
+        while j < len(open_pos) and parents[open_pos[j]] == parents[open_pos[i]] \
+                and parents[open_pos[i]] >= 0:
+            j += 1
+        family = open_pos[i:max(j, i + 1)]
+        if cur and len(cur) + len(family) > per_group:
+            groups.append(cur)
+            cur = []
+        cur = cur + family
+        i = max(j, i + 1)
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def _wait_all(client, futures):
+    """:func:`_wait` for many futures at once (one wait)."""
+    from distributed.client import CancelledError
+
+    try:
+        return client.gather(futures)
+    except CancelledError as exc:
+        raise RuntimeError(
+            "the Dask cluster lost data this fit needs and cannot recompute it (data "
+            "scattered to the workers, or persisted, has no graph to rebuild it when a "
+            "worker dies); load the data with Dask (from files or arrays) so it can be "
+            f"recomputed, and fit again. Dask said: {exc}") from exc
+
+
+def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels,
+          budget) -> Tree:
+    """The level loop (see :mod:`treelearn.dask._grow`); returns the flat tree. A level's
+    open nodes are processed in groups whose histograms take at most ``budget`` bytes (one
+    node at least)."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
     # node table, grown in Python (levels are few; nodes are appended as children appear)
@@ -501,7 +547,9 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
     plan_sibs: list = [()]
     nconst_of = {0: 0}
     perm_of = {0: np.arange(p)}  # the feature order each node's search starts from
-    prev_full = None
+    prev_fulls: list = []  # the previous level's full histograms, one future per group
+    prev_where: dict = {}  # its open nodes' (group, index)
+    node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
     built_count = 1
     depth_now = 0
     while True:
@@ -511,23 +559,41 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
         if LEVEL_HOOK is not None:  # tests: stop a worker at a chosen level
             LEVEL_HOOK(depth_now, client)
         depth_now += 1
-        build_pos = np.array([q for q in open_pos if plan_build[q] >= 0], dtype=np.int64)
-        hist_futs = [client.submit(_part_hist, s, build_pos, n_cols, lay, pure=True)
-                     for s in states] if build_pos.size else []
-        built = _tree_sum(client, hist_futs, split_every) if hist_futs else np.zeros((0, 1, 1))
-        plan = [(plan_build[q], plan_parent[q], plan_sibs[q]) for q in open_pos]
-        depths = [depth[level[q]] for q in open_pos]
-        nconsts = [nconst_of[level[q]] for q in open_pos]
-        perms = np.stack([perm_of[level[q]] for q in open_pos])
-        out = client.submit(_split_level, built, prev_full, plan, depths, nconsts, perms,
-                            cfg_all, seed, pure=True)
-        records = _wait(client.submit(_first, out, pure=True))
-        full = client.submit(_second, out, pure=True)
-        res, vals, fmaps, cstats, cw, cn, after = records
+        groups = _node_groups(open_pos, plan_parent, max(1, budget // node_bytes))
+        outs, where = [], {}
+        for g, group in enumerate(groups):
+            bpos = [q for q in group if plan_build[q] >= 0]
+            local = {plan_build[q]: i for i, q in enumerate(bpos)}
+            hist_futs = [client.submit(_part_hist, s, np.array(bpos, dtype=np.int64), n_cols,
+                                       lay, pure=True) for s in states] if bpos else []
+            built = _tree_sum(client, hist_futs, split_every) if hist_futs \
+                else np.zeros((0, 1, 1))
+            # the parents' groups of the previous level this group reads
+            pgroups = sorted({prev_where[plan_parent[q]][0] for q in group
+                              if plan_parent[q] >= 0})
+            slot = {pg: i for i, pg in enumerate(pgroups)}
+            plan = [(local.get(plan_build[q], -1),
+                     (slot[prev_where[plan_parent[q]][0]], prev_where[plan_parent[q]][1])
+                     if plan_parent[q] >= 0 else None,
+                     tuple(local[sb] for sb in plan_sibs[q])) for q in group]
+            depths = [depth[level[q]] for q in group]
+            nconsts = [nconst_of[level[q]] for q in group]
+            perms = np.stack([perm_of[level[q]] for q in group])
+            outs.append(client.submit(_split_level, built, plan, depths, nconsts, perms,
+                                      cfg_all, seed, *[prev_fulls[pg] for pg in pgroups],
+                                      pure=True))
+            for i, q in enumerate(group):
+                where[q] = (g, i)
+        # one wait per level: every group's split records at once
+        parts_ = _wait_all(client, [client.submit(_first, o, pure=True) for o in outs])
+        fulls = [client.submit(_second, o, pure=True) for o in outs]
+        res, vals, fmaps, cstats, cw, cn, after = (
+            np.concatenate([r[i] for r in parts_]) for i in range(7))
         # the level's splits, for the partitions (every position of the level)
         splits = np.zeros((len(level), 5), dtype=np.int64)
         level_fmaps = np.full((len(level), width), -1, dtype=np.int64)
         nxt, nxt_open, nxt_build, nxt_parent, nxt_sibs = [], [], [], [], []
+        level_where = {j: where[q] for j, q in enumerate(open_pos)}
         for j, q in enumerate(open_pos):
             node = level[q]
             res_rows[node] = res[j]
@@ -576,7 +642,7 @@ def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_le
             break
         states = [client.submit(_part_split, s, splits, level_fmaps, lay, pure=True)
                   for s in states]
-        prev_full = full
+        prev_fulls, prev_where = fulls, level_where
         # build indices of the next level count from 0 in level order
         order = sorted({b for b in nxt_build if b >= 0})
         renum = {b: i for i, b in enumerate(order)}

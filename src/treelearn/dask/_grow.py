@@ -57,28 +57,29 @@ def _empty_bufs(classification: bool, weighted: bool):
     return (b, b, c, c, r, r, w, w, v, v)
 
 
-def _split_level(built, prev_full, plan, depth, nconst, perms, cfg_all, seed):
-    """The level's open nodes: full histograms, values and splits.
+def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
+    """A group of a level's open nodes: full histograms, values and splits.
 
-    ``plan[j] = (build_index, parent_index, sibling builds...)``: node ``j``'s histogram was
-    built (``build_index >= 0``) or is its parent's full histogram (``parent_index`` into
-    ``prev_full``) minus the built siblings listed. ``perms[j]`` is the feature order the
-    node's search starts from: its parent's after the parent's search, whose first
-    ``nconst[j]`` features are the ones known constant there (scikit-learn's bookkeeping,
-    which the local grower keeps in one array because it goes depth first). Returns
+    ``plan[j] = (build_index, (group, index), sibling builds)``: node ``j``'s histogram was
+    built (``build_index >= 0``) or is its parent's full histogram (``prev_full[group]
+    [index]``: the parents' groups of the previous level) minus the built siblings listed.
+    ``perms[j]`` is the feature order the node's search starts from: its parent's after
+    the parent's search, whose first ``nconst[j]`` features are the ones known constant
+    there (scikit-learn's bookkeeping, which the local grower keeps in one array because it
+    goes depth first). Returns
     ``(records, full)``: the records ``(res, values, fmaps, cstats, cw, cn, perms)`` and the
     full histograms."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
     m = len(plan)
     btot = int(lay[0][-1])
-    H = built.shape[2] if built.size else prev_full.shape[2]
+    H = built.shape[2] if built.size else prev_full[0].shape[2]
     full = np.empty((m, btot, H))
     for j, (b, parent, sibs) in enumerate(plan):
         if b >= 0:
             full[j] = built[b]
         else:
-            full[j] = prev_full[parent]
+            full[j] = prev_full[parent[0]][parent[1]]
             for s in sibs:
                 full[j] -= built[s]
     p = len(lay[1])
