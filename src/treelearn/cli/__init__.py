@@ -16,6 +16,7 @@ the traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -246,6 +247,23 @@ def main(argv: Sequence[str] | None = None) -> int:
               "and report it)", file=sys.stderr)
         return 1
     return 0
+
+
+def run() -> None:
+    """The ``treelearn`` command as a process: :func:`main`'s status as the exit status.
+
+    After a Ctrl-C (status 130) the process ends at once, without the interpreter's exit
+    handlers: an interrupted thread pool (joblib's threading backend is
+    ``multiprocessing.pool.ThreadPool``) can block its finalizer forever, and a CI run caught
+    the command hanging there after printing its message. Nothing is left to clean up by
+    then: files are written atomically, and the unwinding that printed the message removed
+    the temporary ones."""
+    status = main()
+    if status == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(status)
 
 
 def _one_line(exc: BaseException, limit: int = 500) -> str:

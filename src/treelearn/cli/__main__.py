@@ -1,7 +1,5 @@
 """``python -m treelearn.cli``: the ``treelearn`` command."""
 
-import sys
+from . import run
 
-from . import main
-
-sys.exit(main())
+run()
