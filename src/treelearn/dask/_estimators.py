@@ -90,11 +90,16 @@ def _wait(future):
     try:
         return future.result()
     except CancelledError as exc:
-        raise RuntimeError(
-            "the Dask cluster lost data this fit needs and cannot recompute it (data "
-            "scattered to the workers, or persisted, has no graph to rebuild it when a "
-            "worker dies); load the data with Dask (from files or arrays) so it can be "
-            f"recomputed, and fit again. Dask said: {exc}") from exc
+        raise _lost_data(exc) from exc
+
+
+def _lost_data(exc: BaseException) -> RuntimeError:
+    """The error for data the cluster lost and cannot recompute."""
+    return RuntimeError(
+        "the Dask cluster lost data this fit needs and cannot recompute it (data scattered "
+        "to the workers, or persisted, has no graph to rebuild it when a worker dies); load "
+        "the data with Dask (from files or arrays) so it can be recomputed, and fit again. "
+        f"Dask said: {exc}")
 
 
 def _blocks(X, y, w):
@@ -520,11 +525,7 @@ def _wait_all(client, futures):
     try:
         return client.gather(futures)
     except CancelledError as exc:
-        raise RuntimeError(
-            "the Dask cluster lost data this fit needs and cannot recompute it (data "
-            "scattered to the workers, or persisted, has no graph to rebuild it when a "
-            "worker dies); load the data with Dask (from files or arrays) so it can be "
-            f"recomputed, and fit again. Dask said: {exc}") from exc
+        raise _lost_data(exc) from exc
 
 
 def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels,

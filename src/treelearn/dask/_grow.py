@@ -22,9 +22,6 @@ import numpy as np
 from ..engine.criteria import node_impurity
 from ..engine.fit import _work
 from ..engine.levelwise import (
-    L_COUNT,
-    L_FOUND,
-    L_NB,
     N_L,
     partition_histograms,
     partition_level,
@@ -138,4 +135,4 @@ def leaf_values(cstats: np.ndarray, cw: float, crit: int, classification: bool):
 
 
 __all__ = ["_part_hist", "_sum", "_split_level", "_part_split", "_tree_sum", "_first",
-           "_second", "leaf_values", "L_COUNT", "L_FOUND", "L_NB"]
+           "_second", "leaf_values"]

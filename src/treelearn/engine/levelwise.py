@@ -36,9 +36,6 @@ from .nodes import P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, splittable
 (L_FOUND, L_WEIGHT, L_COUNT, L_IMPURITY, L_FEATURE, L_KIND, L_NB, L_MB, L_LO_BIN, L_THR,
  L_IMPROVEMENT, L_NCONST, L_SEEN) = range(13)
 N_L = 13
-#: At most this many branches per split (multiway splits of a categorical feature have one per
-#: level present; the bins of one feature are at most 65,536).
-MAX_BRANCHES = 65_537
 
 
 @njit
@@ -231,4 +228,4 @@ def partition_level(B, C, R, W, V, lo, hi, splits, fmaps, lay):
 
 
 __all__ = ["partition_histograms", "split_node", "partition_level", "hist_node_stats",
-           "child_stats", "N_L", "MAX_BRANCHES"]
+           "child_stats", "N_L"]
