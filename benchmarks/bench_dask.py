@@ -5,9 +5,12 @@ thread each, data persisted on the workers first) against the local ``splitter="
 the same rows (two threads), the overhead ratio, the share of nodes equal in both trees, the
 tasks per level and the client's waits (Dask's task stream); for a synthetic 10M x 28 table
 in 8 and 16 partitions and the real-shaped flights-like table (categories with 300 levels,
-continuous target) from :mod:`realshaped`.
+continuous target) from :mod:`realshaped`. A second table: a forest of depth-10 trees
+against the local hist forest (held-out accuracy in place of equal nodes: the bootstraps
+differ by design).
 
-Usage: ``python benchmarks/bench_dask.py [--rows 10000000] [--flights 1000000] [--json f]``.
+Usage: ``python benchmarks/bench_dask.py [--rows 10000000] [--flights 1000000]
+[--forest-rows 2000000] [--trees 20] [--cases tree,flights,forest] [--json f]``.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def _dask_fit(client, est, dX, dy):
     """Fit seconds, tasks per level and the client's waits."""
     import distributed
 
-    from treelearn.dask import _estimators as dask_est
+    from treelearn.dask import _loop as dask_est
 
     levels = []
     dask_est.LEVEL_HOOK = lambda level, c: levels.append(level)
@@ -126,10 +129,51 @@ def flights_case(client, n: int, rows: list) -> None:
                  "client_waits": waits, "levels": levels})
 
 
+def forest_case(client, n: int, trees: int, rows: list, forests: list) -> None:
+    """A forest of ``trees`` depth-10 trees on the synthetic table (``n`` rows, 8 partitions)
+    against the local hist forest (two threads): seconds, and held-out accuracy in place of
+    node equality (the local forest draws scikit-learn's bootstrap, the Dask forest Poisson
+    counts keyed on row ids)."""
+    import dask.array as da
+
+    p = 28
+    rng = da.random.default_rng(1)
+    m = n + 200_000
+    dX0 = rng.normal(size=(m, p), chunks=(m // 8, p)).astype(np.float32)
+    dy0 = ((dX0[:, 0] + dX0[:, 1] * dX0[:, 2] + da.sin(dX0[:, 3])
+            + 0.5 * rng.normal(size=m, chunks=m // 8)) > 0.3).astype(np.int64)
+    X, y = client.compute([dX0, dy0], sync=True)
+    Xt, yt = X[n:], y[n:]
+    X, y = X[:n], y[:n]
+    local = tl.RandomForestClassifier(n_estimators=trees, splitter="hist", max_depth=10,
+                                      n_jobs=2, random_state=0)
+    t = time.perf_counter()
+    local.fit(X, y)
+    t_local = time.perf_counter() - t
+    acc_local = float((local.predict(Xt) == yt).mean())
+    del X, y
+    dX, dy = client.persist([dX0[:n].rechunk((n // 8, p)), dy0[:n].rechunk(n // 8)])
+    for per_pass in (trees // 2, trees):
+        est = tl.dask.DaskRandomForestClassifier(n_estimators=trees, max_depth=10,
+                                                 random_state=0, trees_per_pass=per_pass)
+        secs, tasks, waits, levels = _dask_fit(client, est, dX, dy)
+        acc = float((est.to_local().predict(Xt) == yt).mean())
+        forests.append({"case": f"forest of {trees}, {n:,} x {p}, depth 10",
+                        "partitions": 8, "trees_per_pass": per_pass, "local_s": t_local,
+                        "dask_s": secs, "ratio": secs / t_local, "acc_local": acc_local,
+                        "acc_dask": acc, "tasks_per_level": tasks, "client_waits": waits,
+                        "levels": levels})
+    del dX, dy
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--flights", type=int, default=1_000_000)
+    ap.add_argument("--forest-rows", type=int, default=2_000_000)
+    ap.add_argument("--trees", type=int, default=20)
+    ap.add_argument("--cases", default="tree,flights,forest",
+                    help="comma-separated: tree (10M synthetic), flights, forest")
     ap.add_argument("--json")
     args = ap.parse_args()
     import distributed
@@ -154,17 +198,30 @@ def main() -> None:
         tl.DecisionTreeRegressor(splitter="hist", max_depth=3, selection="criterion").fit(
             small, ysm)
         rows: list[dict] = []
-        synthetic_case(client, args.rows, rows)
-        flights_case(client, args.flights, rows)
+        forests: list[dict] = []
+        cases = set(args.cases.split(","))
+        if "tree" in cases:
+            synthetic_case(client, args.rows, rows)
+        if "flights" in cases:
+            flights_case(client, args.flights, rows)
+        if "forest" in cases:
+            forest_case(client, args.forest_rows, args.trees, rows, forests)
     print(f"\n{'case':<56}{'parts':>6}{'local s':>9}{'dask s':>9}{'ratio':>7}{'equal':>7}"
           f"{'tasks/level':>12}{'waits':>7}{'levels':>7}")
     for r in rows:
         print(f"{r['case']:<56}{r['partitions']:>6}{r['local_s']:>9.2f}{r['dask_s']:>9.2f}"
               f"{r['ratio']:>7.2f}{r['same_tree']:>7.1%}{r['tasks_per_level']:>12.1f}"
               f"{r['client_waits']:>7}{r['levels']:>7}")
+    print(f"\n{'case':<44}{'per pass':>9}{'local s':>9}{'dask s':>9}{'ratio':>7}"
+          f"{'acc local':>10}{'acc dask':>9}{'tasks/level':>12}{'waits':>7}{'levels':>7}")
+    for r in forests:
+        print(f"{r['case']:<44}{r['trees_per_pass']:>9}{r['local_s']:>9.2f}"
+              f"{r['dask_s']:>9.2f}{r['ratio']:>7.2f}{r['acc_local']:>10.4f}"
+              f"{r['acc_dask']:>9.4f}{r['tasks_per_level']:>12.1f}{r['client_waits']:>7}"
+              f"{r['levels']:>7}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+            json.dump({"trees": rows, "forests": forests}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,13 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import treelearn as tl  # noqa: E402
-from treelearn.dask import DaskDecisionTreeClassifier, DaskDecisionTreeRegressor  # noqa: E402
+from treelearn.dask import (  # noqa: E402
+    DaskDecisionTreeClassifier,
+    DaskDecisionTreeRegressor,
+    DaskRandomForestClassifier,
+    DaskRandomForestRegressor,
+)
+from treelearn.engine.counter_random import poisson_counts  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +47,19 @@ def same_tree(a, b, rtol=1e-9):
 
     assert a.node_count == b.node_count
     walk(0, 0)
+
+
+def count_gathers(monkeypatch) -> list:
+    """A list that grows by one at each ``Client.gather`` (the client's waits for results)."""
+    waits: list = []
+    real_gather = distributed.Client.gather
+
+    def counted(self, *a, **k):
+        waits.append(1)
+        return real_gather(self, *a, **k)
+
+    monkeypatch.setattr(distributed.Client, "gather", counted)
+    return waits
 
 
 def _data(n=3000, p=5, seed=0, holes=0.05):
@@ -260,16 +279,17 @@ def test_bad_input_is_named(client):
 # run a Ctrl-C test of the JIT pass took 22 s to stop instead of under 3 s. The lines only
 # they reach are few (the lost-data message).
 @pytest.mark.jit_only
-@pytest.mark.parametrize("when", [0, 2, 4])
-def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
+@pytest.mark.parametrize("when,forest", [(0, False), (2, False), (4, False), (2, True)])
+def test_a_killed_worker_costs_time_not_the_tree(when, forest, tmp_path):
     # a cluster of two worker processes with nannies; one worker is killed (SIGKILL) before
-    # level ``when`` (0: right after binning; 4: the last level that splits); the scheduler
-    # recomputes what it held from the tasks' lineage and the fit gives the same tree
+    # level ``when`` (0: right after binning; 4: the last level that splits; a forest: in its
+    # first pass); the scheduler recomputes what it held from the tasks' lineage and the fit
+    # gives the same trees
     import os
     import signal
     import threading
 
-    from treelearn.dask import _estimators as dask_est
+    from treelearn.dask import _loop as dask_est
 
     X, z, _ = _data(n=4000, seed=6, holes=0.0)
     y = (z > 0).astype(int)
@@ -294,9 +314,15 @@ def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
 
         def fit():
             try:
-                result["model"] = DaskDecisionTreeClassifier(
-                    max_depth=5, min_samples_leaf=50, binner=binner, random_state=0,
-                    client=c).fit(dX, dy)
+                if forest:
+                    result["model"] = DaskRandomForestClassifier(
+                        n_estimators=4, trees_per_pass=2, max_features=None, max_depth=5,
+                        min_samples_leaf=50, binner=binner, random_state=0,
+                        client=c).fit(dX, dy)
+                else:
+                    result["model"] = DaskDecisionTreeClassifier(
+                        max_depth=5, min_samples_leaf=50, binner=binner, random_state=0,
+                        client=c).fit(dX, dy)
             except BaseException as exc:  # reported below
                 result["error"] = exc
 
@@ -311,7 +337,12 @@ def test_a_killed_worker_costs_time_not_the_tree(when, tmp_path):
         assert "error" not in result, result.get("error")
         assert killed
         assert killed[0] not in c.scheduler_info()["workers"]  # it really went away
-        same_tree(result["model"].tree_, local.tree_)
+        if forest:
+            for tree, want in zip(result["model"].trees_,
+                                  _local_forest_trees(result["model"], X, y), strict=True):
+                same_tree(tree, want)
+        else:
+            same_tree(result["model"].tree_, local.tree_)
 
 
 @pytest.mark.jit_only  # worker processes: see above
@@ -322,7 +353,7 @@ def test_data_that_cannot_be_recomputed_is_a_clear_error_fast():
     import signal
     import time
 
-    from treelearn.dask import _estimators as dask_est
+    from treelearn.dask import _loop as dask_est
 
     rng = np.random.default_rng(9)
     X = rng.normal(size=(4000, 5)).astype(np.float32)
@@ -356,7 +387,7 @@ def test_a_small_histogram_budget_processes_nodes_in_groups_with_the_same_tree(
     # a budget of two nodes' histograms: each group of a level's nodes (and so each task)
     # holds at most two, siblings stay together, the tree is the same, and the client still
     # waits once per level
-    from treelearn.dask import _estimators as dask_est
+    from treelearn.dask import _loop as dask_est
 
     X, z, _ = _data(n=3000, seed=12)
     y = (z > 0).astype(int)
@@ -365,20 +396,13 @@ def test_a_small_histogram_budget_processes_nodes_in_groups_with_the_same_tree(
     groups = []
     real = dask_est._node_groups
 
-    def recorded(open_pos, parents, per_group):
-        out = real(open_pos, parents, per_group)
-        groups.append((out, [parents[q] for q in open_pos], per_group))
+    def recorded(families, per_group):
+        out = real(families, per_group)
+        groups.append((out, families, per_group))
         return out
 
     monkeypatch.setattr(dask_est, "_node_groups", recorded)
-    waits = []
-    real_gather = distributed.Client.gather
-
-    def counted(self, *a, **k):
-        waits.append(1)
-        return real_gather(self, *a, **k)
-
-    monkeypatch.setattr(distributed.Client, "gather", counted)
+    waits = count_gathers(monkeypatch)
     node_bytes = int(local.binner_.n_bins_.sum() + X.shape[1]) * 2 * 8  # bins + missing bins
     model = DaskDecisionTreeClassifier(max_depth=5, min_samples_leaf=20, random_state=0,
                                        binner=local.binner_,
@@ -388,16 +412,166 @@ def test_a_small_histogram_budget_processes_nodes_in_groups_with_the_same_tree(
     assert [g[2] for g in groups] == [2] * len(groups)
     assert max(len(grp) for gs, _, _ in groups for grp in gs) <= 2
     assert any(len(gs) > 1 for gs, _, _ in groups)  # some level took several groups
-    for gs, _, _ in groups:  # siblings never apart
-        members = [q for grp in gs for q in grp]
-        assert members == sorted(members)
+    for gs, fams, _ in groups:  # every node once, in order; siblings never apart
+        assert [i for grp in gs for i in grp] == list(range(len(fams)))
+        for a, b in zip(gs, gs[1:], strict=False):
+            assert fams[a[-1]] is None or fams[a[-1]] != fams[b[0]]
     assert len(waits) == 5  # levels 0-4
 
 
 def test_node_groups_keep_families_together():
-    from treelearn.dask._estimators import _node_groups
+    from treelearn.dask._loop import _node_groups
 
-    parents = {0: 0, 1: 0, 2: 1, 3: 1, 4: 1, 5: 2}
-    assert _node_groups([0, 1, 2, 3, 4, 5], parents, 2) == [[0, 1], [2, 3, 4], [5]]
-    assert _node_groups([0, 1, 2, 3, 4, 5], parents, 5) == [[0, 1, 2, 3, 4], [5]]
-    assert _node_groups([0], {0: -1}, 1) == [[0]]
+    fams = [(0, 0), (0, 0), (0, 1), (0, 1), (0, 1), (0, 2)]
+    assert _node_groups(fams, 2) == [[0, 1], [2, 3, 4], [5]]
+    assert _node_groups(fams, 5) == [[0, 1, 2, 3, 4], [5]]
+    assert _node_groups([None], 1) == [[0]]
+    # nodes without siblings to subtract never hold a group together; trees' families differ
+    assert _node_groups([None, None, None], 2) == [[0, 1], [2]]
+    assert _node_groups([(0, 0), (1, 0), (1, 0)], 2) == [[0], [1, 2]]
+
+
+# -- forests -------------------------------------------------------------------------------------
+def _local_forest_trees(model, X, y, lam=1.0, sample_weight=None):
+    """The local hist trees of a Dask forest fitted with all features per split: each is the
+    local tree on the forest's bin edges, its rows weighing their Poisson counts (keyed on the
+    tree's seed and the row's position) times their weights."""
+    rows = np.arange(X.shape[0])
+    base = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+    kind = (tl.DecisionTreeClassifier if hasattr(model, "classes_")
+            else tl.DecisionTreeRegressor)
+    out = []
+    for seed in model.seeds_:
+        w = base * poisson_counts(int(seed), 0, rows, lam)
+        local = kind(splitter="hist", binner=model.binner_, max_depth=model.max_depth,
+                     min_samples_leaf=model.min_samples_leaf, criterion=model.criterion,
+                     random_state=0).fit(X, y, sample_weight=w)
+        out.append(local.tree_)
+    return out
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKS))
+def test_each_forest_tree_is_the_local_hist_tree_of_its_poisson_sample(client, chunks):
+    X, z, rng = _data(n=3000, seed=21)
+    y = np.digitize(z, [-0.5, 0.5])
+    w = rng.integers(1, 4, size=3000).astype(float)
+    c = CHUNKS[chunks](3000)
+    model = DaskRandomForestClassifier(
+        n_estimators=5, trees_per_pass=2, max_features=None, max_depth=5,
+        min_samples_leaf=20, random_state=7).fit(
+        da.from_array(X, chunks=(c, -1)), da.from_array(y, chunks=(c,)),
+        sample_weight=da.from_array(w, chunks=(c,)))
+    assert len(model.trees_) == 5 and len(set(model.seeds_.tolist())) == 5
+    for tree, want in zip(model.trees_, _local_forest_trees(model, X, y, sample_weight=w),
+                          strict=True):
+        same_tree(tree, want)
+
+
+def test_forest_regressor_trees_and_max_samples(client):
+    X, z, _ = _data(n=2500, seed=22)
+    model = DaskRandomForestRegressor(
+        n_estimators=3, max_depth=5, min_samples_leaf=10, max_samples=0.5,
+        random_state=1).fit(da.from_array(X, chunks=(700, -1)),
+                            da.from_array(z, chunks=(700,)))
+    trees = _local_forest_trees(model, X, z, lam=0.5)
+    for tree, want in zip(model.trees_, trees, strict=True):
+        same_tree(tree, want)
+    # half the rows' counts: about 39 % of rows in each sample (1 - e^-0.5)
+    frac = [t.n_node_samples[0] / 2500 for t in model.trees_]
+    assert all(0.35 < f < 0.44 for f in frac), frac
+
+
+def test_the_forest_does_not_depend_on_partitions_passes_or_groups(client):
+    # features drawn at random per split: the draw is keyed on (tree seed, node), the sample
+    # on (tree seed, row position); neither the partitioning nor the trees grown together
+    # nor the histogram groups change a tree
+    X, z, _ = _data(n=3000, p=8, seed=23)
+    X = np.round(X, 1)  # few values: edges from the summaries do not depend on partitions
+    y = (z > 0).astype(int)
+
+    def fit(chunks, per_pass, budget):
+        return DaskRandomForestClassifier(
+            n_estimators=6, max_depth=6, random_state=5, trees_per_pass=per_pass,
+            histogram_budget=budget).fit(da.from_array(X, chunks=(chunks, -1)),
+                                         da.from_array(y, chunks=(chunks,)))
+
+    ref = fit((3000,), 6, 2**28)
+    assert any(t.node_count > 15 for t in ref.trees_)
+    for other in (fit((100, 0, 1900, 1000), 6, 2**28), fit((1000, 1000, 1000), 1, 2**28),
+                  fit((1500, 1500), 4, 30_000)):
+        np.testing.assert_array_equal(other.seeds_, ref.seeds_)
+        for a, b in zip(other.trees_, ref.trees_, strict=True):
+            same_tree(a, b)
+    # the draw differs from tree to tree (max_features="sqrt" of 8 features)
+    roots = {int(t.feature[0]) for t in ref.trees_}
+    assert len(roots) > 1
+
+
+def test_forest_to_local_predicts_saves_and_names_what_it_cannot(client, tmp_path):
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, z, _ = _data(n=2000, p=4, seed=24)
+    y = np.where(z > 0, "yes", "no")
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df["e"] = pd.Categorical(np.where(X[:, 2] > 0, "hi", "lo"))
+    ddf = dd.from_pandas(df, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y, dtype=object), npartitions=3)
+    model = DaskRandomForestClassifier(n_estimators=4, max_depth=4, random_state=0).fit(
+        ddf, dy)
+    local = model.to_local()
+    assert isinstance(local, tl.RandomForestClassifier) and len(local.estimators_) == 4
+    np.testing.assert_allclose(model.predict_proba(ddf).compute().to_numpy(),
+                               local.predict_proba(df))
+    assert (model.predict(ddf).compute().to_numpy() == local.predict(df)).all()
+    assert model.apply(ddf).compute().shape == (2000, 4)
+    probs = np.mean([t.predict_proba(df) for t in local.estimators_], axis=0)
+    np.testing.assert_allclose(local.predict_proba(df), probs)
+    path = tl.io.save(local, tmp_path / "forest.tlm")
+    np.testing.assert_allclose(tl.io.load(path).predict_proba(df), local.predict_proba(df))
+    with pytest.raises(ValueError, match="grown elsewhere"):
+        next(local.oob_masks())
+
+
+def test_forest_levels_share_round_trips(client, monkeypatch):
+    # trees grown together: one wait per level of the deepest tree, not per tree
+    X, z, _ = _data(n=2000, seed=25)
+    y = (z > 0).astype(int)
+    waits = count_gathers(monkeypatch)
+    model = DaskRandomForestClassifier(n_estimators=6, trees_per_pass=6, max_depth=3,
+                                       binner=tl.Binner().fit(X), random_state=0).fit(
+        da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=(500,)))
+    assert max(t.max_depth for t in model.trees_) == 3
+    assert len(waits) == 3  # levels 0, 1, 2 of all six trees
+    monkeypatch.undo()
+    dX = da.from_array(X, chunks=(500, -1))
+    leaves = model.apply(dX).compute()
+    assert leaves.shape == (2000, 6)
+    np.testing.assert_array_equal(leaves, model.to_local().apply(X))
+    np.testing.assert_allclose(model.predict_proba(dX).compute(),
+                               model.to_local().predict_proba(X))
+
+
+def test_forest_bad_input_is_named(client):
+    X, z, _ = _data(n=200, seed=4)
+    dX = da.from_array(X, chunks=(100, -1))
+    dz = da.from_array(z, chunks=(100,))
+    with pytest.raises(ValueError, match="n_estimators"):
+        DaskRandomForestRegressor(n_estimators=0).fit(dX, dz)
+    with pytest.raises(ValueError, match="trees_per_pass"):
+        DaskRandomForestRegressor(trees_per_pass=0).fit(dX, dz)
+    with pytest.raises(ValueError, match="bootstrap=True"):
+        DaskRandomForestRegressor(bootstrap=False, max_samples=0.5).fit(dX, dz)
+    with pytest.raises(ValueError, match="fraction"):
+        DaskRandomForestRegressor(max_samples=1.5).fit(dX, dz)
+    with pytest.raises(ValueError, match="n_samples"):
+        DaskRandomForestRegressor(max_samples=500).fit(dX, dz)
+    with pytest.raises(ValueError, match="max_features"):
+        DaskRandomForestRegressor(max_features=0).fit(dX, dz)
+    with pytest.raises(ValueError, match="not fitted"):
+        DaskRandomForestRegressor().to_local()
+    # without bootstrap every tree sees every row (max_features=None: all trees alike)
+    m = DaskRandomForestRegressor(n_estimators=2, bootstrap=False, max_features=None,
+                                  max_depth=3, random_state=0).fit(dX, dz)
+    assert all(t.n_node_samples[0] == 200 for t in m.trees_)
+    same_tree(m.trees_[0], m.trees_[1])

@@ -173,12 +173,17 @@ def _long_data(n: int = 400_000, p: int = 16):
 @pytest.mark.parametrize("kw", [{}, {"splitter": "hist"}, {"max_leaf_nodes": 50_000},
                                 {"prune": "cv", "prune_cv": 3, "n_jobs": 2}])
 def test_an_interrupted_fit_leaves_the_estimator_as_it_was(kw):
-    X, y = _long_data()
-    est = tl.DecisionTreeClassifier(random_state=0, **kw).fit(X[:3000], y[:3000])
-    before = dict(est.__dict__)
-    t = time.perf_counter()
-    full = tl.DecisionTreeClassifier(random_state=0, **kw).fit(X, y)
-    whole = time.perf_counter() - t
+    # rows enough that the whole fit takes over a second on this machine (the hist fit of
+    # 400k rows took 0.84 s on a quiet CI run): doubled until it does
+    for n in (400_000, 800_000, 1_600_000):
+        X, y = _long_data(n)
+        est = tl.DecisionTreeClassifier(random_state=0, **kw).fit(X[:3000], y[:3000])
+        before = dict(est.__dict__)
+        t = time.perf_counter()
+        full = tl.DecisionTreeClassifier(random_state=0, **kw).fit(X, y)
+        whole = time.perf_counter() - t
+        if whole > 1.0:
+            break
     assert whole > 1.0, "the fit is too short to interrupt"
     timer = _interrupt_after(0.25)
     t = time.perf_counter()

@@ -12,7 +12,8 @@ Teams whose tables outgrow one machine fit the same histogram trees from a Dask 
     model = DaskDecisionTreeClassifier(max_depth=10).fit(X, y)
     local = model.to_local()  # a DecisionTreeClassifier: readers, pruning, model files
 
-How a fit runs (:mod:`treelearn.dask._grow`): the bin edges come from mergeable summaries of
+How a fit runs (:mod:`treelearn.dask._grow` the tasks, :mod:`treelearn.dask._loop` the
+client's level loop): the bin edges come from mergeable summaries of
 the partitions (each feature's distinct values while few, else a sample), reduced by a tree of
 tasks; each partition is binned where it lives and keeps its rows grouped by node. Each level
 then costs one round trip of the client: histograms of the level's nodes per partition (the
@@ -28,20 +29,31 @@ node by node on data without tied scores (class counts exactly; sums of weights 
 to rounding, the partitions adding them in another order); ``max_features`` below the number
 of features draws in another node order than the local depth-first grower.
 
+Forests (:class:`DaskRandomForestClassifier`, :class:`DaskRandomForestRegressor`) grow
+``trees_per_pass`` trees at a time, their levels sharing each level's tasks and round trip.
+A tree's sample weighs each row by a Poisson count keyed on the tree's seed and the row's
+global position (:mod:`treelearn.engine.counter_random`), and each node's feature draw is
+keyed on the tree's seed and the node: a forest does not depend on the partitioning, on the
+trees grown together or on the node groups. With all features per split, each tree equals
+the local hist tree fitted with those counts as weights.
+
 This version: numeric features and the category columns of a dask DataFrame (known
 categories; the levels present in the data are the local estimator's codes; binary splits into
 subsets of levels), NaN for missing values (routed as ``missing="learn"``), classification and
 regression, depth limits (``max_depth``, ``min_samples_*``, ``min_impurity_decrease``).
 Features are chosen by the criterion (``selection="criterion"``: the local estimator's
 statistical selection, its default beyond 20 levels, reads rows). A level's nodes are
-processed in groups whose histograms fit ``histogram_budget``. Not yet: forests,
-``max_leaf_nodes``.
+processed in groups whose histograms fit ``histogram_budget``. Not yet: ``max_leaf_nodes``
+(best-first growth), out-of-bag estimates of the forests, and a reduction by feature blocks
+(``benchmarks/DISTRIBUTED.md``).
 """
 
 from __future__ import annotations
 
 from .._estimators import DecisionTreeClassifier, DecisionTreeRegressor
-from ._estimators import _DaskTree
+from ..ensemble import RandomForestClassifier, RandomForestRegressor
+from ..ensemble._forest import _forest_init
+from ._estimators import _DaskForest, _DaskTree
 
 
 class DaskDecisionTreeClassifier(_DaskTree):
@@ -121,4 +133,85 @@ client
                          histogram_budget=histogram_budget, client=client)
 
 
-__all__ = ["DaskDecisionTreeClassifier", "DaskDecisionTreeRegressor"]
+_FOREST_DOC = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    criterion : str, default={criterion!r}
+        As :class:`{local}`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, \
+min_impurity_decrease, max_bins
+        As :class:`{local}` with ``splitter="hist"``, for every tree
+        (``min_weight_fraction_leaf`` is a fraction of a tree's expected sample weight).
+    max_features : int, float, {{"sqrt", "log2"}} or None, default={max_features!r}
+        Features drawn at each split; the draw is keyed on the tree's seed and the node, so
+        it does not depend on the partitioning or the order of the work.
+    bootstrap : bool, default=True
+        Weigh each row of a tree by a Poisson(1) count keyed on the tree's seed and the row's
+        global position (see :mod:`treelearn.engine.counter_random`): the same sample
+        whatever the partitioning. Without bootstrap every tree sees every row.
+    max_samples : int, float or None, default=None
+        With ``bootstrap``: the mean count is ``max_samples / n_samples`` (an int) or
+        ``max_samples`` (a fraction in (0, 1]).
+    binner, random_state, split_every, histogram_budget, client
+        As :class:`DaskDecisionTreeClassifier`; ``random_state`` seeds the trees as the
+        local forest seeds them.
+    trees_per_pass : int, default=10
+        Trees grown together: their levels share each level's tasks and round trip. Each
+        partition holds one copy of its rows' bins per tree of a pass (in-bag rows only,
+        about 63 % with the default bootstrap), so memory grows with this number.
+
+    Attributes
+    ----------
+    trees_ : list of Tree
+        The fitted trees.
+    seeds_ : ndarray
+        Each tree's seed (its bootstrap and feature draws).
+    classes_, binner_, n_features_in_
+        As :class:`DaskDecisionTreeClassifier`.
+"""
+
+
+#: The Dask forests' parameters and defaults (criterion and max_features: per kind).
+_FOREST_DEFAULTS = {
+    "n_estimators": 100, "criterion": None, "max_depth": None, "min_samples_split": 2,
+    "min_samples_leaf": 1, "min_weight_fraction_leaf": 0.0, "min_impurity_decrease": 0.0,
+    "max_features": None, "bootstrap": True, "max_samples": None, "max_bins": 255,
+    "binner": None, "random_state": None, "trees_per_pass": 10, "split_every": 8,
+    "histogram_budget": 256 * 2**20, "client": None}
+
+
+class DaskRandomForestClassifier(_DaskForest):
+    __doc__ = ("""A random forest classifier grown on a Dask cluster (see :mod:`treelearn.dask`):
+    ``trees_per_pass`` trees at a time, level by level; ``to_local()`` gives the local
+    :class:`treelearn.RandomForestClassifier` with these trees.
+    """ + _FOREST_DOC.format(criterion="gini", local="treelearn.DecisionTreeClassifier",
+                             max_features="sqrt"))
+
+    _local_class = DecisionTreeClassifier
+    _forest_class = RandomForestClassifier
+
+    __init__ = _forest_init({**_FOREST_DEFAULTS, "criterion": "gini",
+                             "max_features": "sqrt"})
+
+    def predict_proba(self, X):
+        """Mean class probabilities of the trees for a dask array or DataFrame (lazy)."""
+        return self._map(X, "predict_proba")
+
+
+class DaskRandomForestRegressor(_DaskForest):
+    __doc__ = ("""A random forest regressor grown on a Dask cluster (see :mod:`treelearn.dask`);
+    ``to_local()`` gives the local :class:`treelearn.RandomForestRegressor` with these trees.
+    """ + _FOREST_DOC.format(criterion="squared_error",
+                             local="treelearn.DecisionTreeRegressor", max_features=1.0))
+
+    _local_class = DecisionTreeRegressor
+    _forest_class = RandomForestRegressor
+
+    __init__ = _forest_init({**_FOREST_DEFAULTS, "criterion": "squared_error",
+                             "max_features": 1.0})
+
+
+__all__ = ["DaskDecisionTreeClassifier", "DaskDecisionTreeRegressor",
+           "DaskRandomForestClassifier", "DaskRandomForestRegressor"]

@@ -1,56 +1,30 @@
-"""Dask estimators: a histogram tree grown level by level from partitioned data."""
+"""Dask estimators: histogram trees and forests grown level by level from partitioned data.
+
+:class:`_DaskBase` reads the data (row blocks, bin edges, category levels) and runs the level
+loop (:mod:`treelearn.dask._loop`) on partition states; a tree's state per partition is its
+binned rows of positive weight (:func:`_prepare`), a forest pass's is one copy per tree of the
+rows its bootstrap draws (:func:`_prepare_forest`). Copies, not row indices into one shared
+bin matrix: the histogram and partition kernels are the single tree's, and a copy of in-bag
+rows (about 63 % of them) costs ``bytes per binned row + 12`` per row and tree of the pass,
+which ``trees_per_pass`` bounds.
+"""
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.utils import check_random_state
 
-from .._estimators import DecisionTreeClassifier, _resolve
-from .._tree import Tree
+from .._estimators import MAX_INT, DecisionTreeClassifier, _resolve
 from .._validation import validate_params
 from ..engine.binning import MAX_LEVEL_BINS, Binner, feature_edges, table_layout
-from ..engine.fit import GrowParams, assemble
-from ..engine.grow_hist import _may_split
-from ..engine.levels import KIND_NUMERIC, MISSING_LEARN
-from ..engine.levelwise import (
-    L_COUNT,
-    L_FEATURE,
-    L_FOUND,
-    L_IMPURITY,
-    L_KIND,
-    L_LO_BIN,
-    L_MB,
-    L_NB,
-    L_NCONST,
-    L_SEEN,
-    L_THR,
-    L_WEIGHT,
-)
-from ..engine.nodes import (
-    G_NODES,
-    N_BRANCH,
-    N_CATLEN,
-    N_CATOFF,
-    N_FEATURE,
-    N_GSTATE,
-    N_ICOLS,
-    N_KIND,
-    N_MB,
-    N_NB,
-    N_NSAMP,
-    N_PARENT,
-    N_SEEN,
-    T_IMPURITY,
-    T_THRESHOLD,
-    T_WEIGHT,
-    TREE_UNDEFINED,
-)
-from ._grow import _first, _part_hist, _part_split, _second, _split_level, _tree_sum, leaf_values
+from ..engine.counter_random import poisson_counts
+from ..engine.fit import GrowParams
+from ..engine.levels import MISSING_LEARN
+from ._loop import _Book, _wait, grow_trees
 
-#: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
-#: there); None in use.
-LEVEL_HOOK = None
 #: Values of a feature kept per partition for the bin edges when it has more distinct values
 #: than bins (a sample, then quantiles of the merged samples).
 SAMPLE_PER_PARTITION = 20_000
@@ -79,27 +53,6 @@ def _frame_codes(frame, cat_cols: list):
         else:
             out[:, j] = col.to_numpy(dtype=np.float32, na_value=np.nan)
     return type(frame)(out, columns=frame.columns, index=frame.index)
-
-
-def _wait(future):
-    """The future's result; data the cluster lost and cannot recompute (it has no lineage:
-    scattered, or computed by a graph that is gone) is a clear error, not Dask's message
-    about a cancelled internal key."""
-    from distributed.client import CancelledError
-
-    try:
-        return future.result()
-    except CancelledError as exc:
-        raise _lost_data(exc) from exc
-
-
-def _lost_data(exc: BaseException) -> RuntimeError:
-    """The error for data the cluster lost and cannot recompute."""
-    return RuntimeError(
-        "the Dask cluster lost data this fit needs and cannot recompute it (data scattered "
-        "to the workers, or persisted, has no graph to rebuild it when a worker dies); load "
-        "the data with Dask (from files or arrays) so it can be recomputed, and fit again. "
-        f"Dask said: {exc}")
 
 
 def _blocks(X, y, w):
@@ -137,7 +90,11 @@ def _blocks(X, y, w):
         categories = [None] * X.shape[1]
     X = X.rechunk({1: -1})
     if hasattr(y, "to_dask_array"):
-        y = y.to_dask_array(lengths=True)
+        with warnings.catch_warnings():
+            # string labels become an object array, which is what the fit reads
+            warnings.filterwarnings("ignore", message=".*extension dtypes to arrays",
+                                    category=UserWarning)
+            y = y.to_dask_array(lengths=True)
     y = da.asarray(y)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must be 1-D with one value per row of X; got shape {y.shape} for "
@@ -203,11 +160,10 @@ def _merge(max_bins: int, *summaries):
     return Binner(max_bins=max_bins).set_edges(edges, np.array(exact))
 
 
-def _prepare(X, y, w, binner, classes, is_cat, n_levels, lookups):
-    """One partition's state: its bins, class codes or targets, weights, and one node (the
-    root) holding every row of positive weight. Category columns hold their dtype's codes;
-    ``lookups[f]`` maps them to the levels present in the data (the local estimator's
-    codes)."""
+def _encode(X, y, w, binner, classes, is_cat, n_levels, lookups):
+    """One partition's bins, class codes or targets, and checked weights (None: unit).
+    Category columns hold their dtype's codes; ``lookups[f]`` maps them to the levels present
+    in the data (the local estimator's codes)."""
     X = np.array(X, dtype=np.float32)
     for f, lut in lookups.items():
         col = X[:, f]
@@ -223,74 +179,73 @@ def _prepare(X, y, w, binner, classes, is_cat, n_levels, lookups):
         w = np.asarray(w, dtype=np.float64)
         if np.any(w < 0) or not np.all(np.isfinite(w)):
             raise ValueError("sample_weight must be finite and non-negative.")
-        keep = w > 0
-        X, y, w = X[keep], y[keep], np.ascontiguousarray(w[keep])
-    bins, lay, _, _ = table_layout(X, binner, is_cat, n_levels)
+    bins, _, _, _ = table_layout(X, binner, is_cat, n_levels)
     if classes is not None:
         codes = np.searchsorted(classes, y)
         C, R = np.ascontiguousarray(codes, dtype=np.int32), None
     else:
         C, R = None, np.ascontiguousarray(y, dtype=np.float64)
+    return bins, C, R, w
+
+
+def _state(bins, C, R, w, keep):
+    """A tree's state: the rows ``keep`` (all: None) as one node, the root."""
+    if keep is not None:
+        bins = bins[keep]
+        C = None if C is None else C[keep]
+        R = None if R is None else R[keep]
+        w = None if w is None else np.ascontiguousarray(w[keep])
     return (bins, C, R, w, np.zeros(1, dtype=np.int64),
-            np.full(1, X.shape[0], dtype=np.int64))
+            np.full(1, bins.shape[0], dtype=np.int64))
 
 
-def _weight_sum(w):
-    return float(np.asarray(w, dtype=np.float64).sum())
+def _prepare(X, y, w, binner, classes, is_cat, n_levels, lookups):
+    """One partition's state for one tree: its rows of positive weight, the root's."""
+    bins, C, R, w = _encode(X, y, w, binner, classes, is_cat, n_levels, lookups)
+    return (_state(bins, C, R, w, None if w is None else w > 0),)
 
 
-class _DaskTree:
-    """Shared machinery of the Dask tree estimators (not for direct use)."""
+def _prepare_forest(X, y, w, binner, classes, is_cat, n_levels, lookups, seeds, offset,
+                    lam):
+    """One partition's states for the trees seeded ``seeds``: each tree's rows weigh their
+    bootstrap count (Poisson(``lam``) keyed on the tree's seed and the row's global id
+    ``offset + i``; ``lam`` None: no bootstrap) times their sample weight."""
+    bins, C, R, w = _encode(X, y, w, binner, classes, is_cat, n_levels, lookups)
+    rows = offset + np.arange(bins.shape[0], dtype=np.int64)
+    base = np.ones(bins.shape[0]) if w is None else w
+    out = []
+    for seed in seeds:
+        wt = base if lam is None else base * poisson_counts(seed, 0, rows, lam)
+        out.append(_state(bins, C, R, wt, wt > 0))
+    return tuple(out)
+
+
+class _DaskBase:
+    """What the Dask trees and forests share: reading the data, the level loop, prediction
+    through the local estimator (not for direct use)."""
 
     _local_class: type = DecisionTreeClassifier
 
-    def __init__(self, *, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, max_bins=255,
-                 binner=None, random_state=None, split_every=8,
-                 histogram_budget=256 * 2**20, client=None):
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.min_impurity_decrease = min_impurity_decrease
-        self.max_bins = max_bins
-        self.binner = binner
-        self.random_state = random_state
-        self.split_every = split_every
-        self.histogram_budget = histogram_budget
-        self.client = client
-
-    def _local(self):
-        """The local estimator with these settings (splitter "hist")."""
-        return self._local_class(
+    def _tree_template(self):
+        """The local tree with these settings (splitter "hist")."""
+        params = dict(
             criterion=self.criterion, splitter="hist", max_depth=self.max_depth,
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
             min_weight_fraction_leaf=self.min_weight_fraction_leaf,
             min_impurity_decrease=self.min_impurity_decrease, max_bins=self.max_bins,
-            binner=self.binner, random_state=self.random_state,
+            random_state=self.random_state,
             # the statistical selection reads rows; the level-wise search reads histograms
             selection="criterion")
+        if hasattr(self, "max_features"):
+            params["max_features"] = self.max_features
+        return self._local_class(**params)
 
-    def fit(self, X, y, sample_weight=None):
-        """Grow the tree on a dask array or dask DataFrame ``X`` with targets ``y`` (a dask
-        array or Series with X's row chunks), level by level on the cluster.
+    @property
+    def _classification(self) -> bool:
+        return self._local_class is DecisionTreeClassifier
 
-        Parameters
-        ----------
-        X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
-            Numeric features (NaN for missing values).
-        y : dask.array.Array or dask.dataframe.Series of shape (n_samples,)
-            Class labels or regression targets.
-        sample_weight : dask array or Series, optional
-            Non-negative weights (rows of weight zero take no part).
-
-        Returns
-        -------
-        self : object
-        """
-        local = self._local()
-        validate_params(local, local._constraints())
+    def _check_params(self, template) -> None:
+        validate_params(template, template._constraints())
         if self.criterion == "absolute_error":
             raise ValueError('criterion="absolute_error" needs the rows of each node (medians); '
                              'the Dask trees offer "squared_error" and "sdr".')
@@ -301,15 +256,19 @@ class _DaskTree:
         if not isinstance(self.split_every, numbers.Integral) or self.split_every < 2:
             raise ValueError(f"split_every must be an int of at least 2, got "
                              f"{self.split_every!r}.")
+
+    def _read(self, X, y, sample_weight) -> dict:
+        """The data as the level loop needs it: the client, the partitions' futures, the bin
+        edges, the category levels and what encodes a partition (one round trip each for the
+        classes, the edges, the levels and the total weight)."""
         _, default_client = _import_dask()
         client = self.client or default_client()
         X, y, w, xs, ys, ws, names, categories = _blocks(X, y, sample_weight)
         n, p = int(X.shape[0]), int(X.shape[1])
         if n == 0 or p == 0:
             raise ValueError(f"X has shape {X.shape}; a tree needs rows and features.")
-        classification = self._local_class is DecisionTreeClassifier
         classes = None
-        if classification:
+        if self._classification:
             classes = np.unique(_wait(client.compute(y)))
             if classes.dtype.kind == "f" and np.isnan(classes).any():
                 raise ValueError("Input y contains NaN.")
@@ -342,14 +301,24 @@ class _DaskTree:
                 lookups[f] = lut.astype(np.float32)
                 levels[f] = categories[f][codes]
                 n_levels[f] = codes.size
-        states = [client.submit(_prepare, xp, yp, wp, binner, classes, is_cat, n_levels,
-                                lookups, pure=True)
-                  for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)]
         total_w = float(n if w is None else _wait(client.compute(w.sum())))
         if total_w <= 0:
             raise ValueError("sample weights sum to zero.")
-        settings = _resolve(local, n, p, np.array([total_w]))
-        crit = local._criteria[self.criterion]
+        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        return dict(client=client, n=n, p=p, names=names, classes=classes, binner=binner,
+                    is_cat=is_cat, n_levels=n_levels, lookups=lookups, levels=levels,
+                    parts=list(zip(x_parts, y_parts, w_parts, strict=True)), total_w=total_w,
+                    weighted=w is not None, offsets=offsets)
+
+    def _grow(self, d: dict, template, states, seeds: list, weighted: bool,
+              total_w: float) -> list:
+        """The trees of ``seeds`` grown on the partition ``states`` (the level loop)."""
+        settings = _resolve(template, d["n"], d["p"], np.array([total_w]))
+        classification = self._classification
+        classes, binner, is_cat, n_levels = d["classes"], d["binner"], d["is_cat"], \
+            d["n_levels"]
+        p = d["p"]
+        crit = template._criteria[self.criterion]
         n_stats = len(classes) if classification else 2
         n_values = len(classes) if classification else 1
         prm = GrowParams(
@@ -365,104 +334,259 @@ class _DaskTree:
                                     n_levels)
         nbins = lay[1]
         width = int(max(int(nbins.max()), 2)) + 2
-        weighted = sample_weight is not None
         cfg = (is_cat, nbins.astype(np.int64),
                np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64))
         cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
                    n_stats, n_values, width)
         n_cols = (n_stats if classification else 3) + int(weighted)
-        tree = _grow(client, states, cfg_all, n_cols, int(self.split_every), settings.seed,
-                     p, prm.n_classes, n_levels, int(self.histogram_budget))
-        self.tree_ = tree
-        self.is_categorical_ = is_cat
-        self.categories_ = levels
-        self.binner_ = binner
-        self.n_features_in_ = p
-        if names is not None:
-            self.feature_names_in_ = np.array(names, dtype=object)
-        if classification:
-            self.classes_ = classes
-            self.n_classes_ = int(len(classes))
-        self._n_outputs = 1
-        return self
+        books = [_Book(p, settings.seed if s is None else s, 0) for s in seeds]
+        return grow_trees(d["client"], states, books, cfg_all, n_cols, int(self.split_every),
+                          p, prm.n_classes, n_levels, int(self.histogram_budget))
 
-    def to_local(self):
-        """The fitted local estimator with this tree (every reader, pruning method and model
-        file works on it)."""
-        if not hasattr(self, "tree_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first.")
-        local = self._local()
+    def _set_data(self, d: dict) -> None:
+        self.is_categorical_ = d["is_cat"]
+        self.categories_ = d["levels"]
+        self.binner_ = d["binner"]
+        self.n_features_in_ = d["p"]
+        if d["names"] is not None:
+            self.feature_names_in_ = np.array(d["names"], dtype=object)
+        if self._classification:
+            self.classes_ = d["classes"]
+            self.n_classes_ = int(len(d["classes"]))
+        self._n_outputs = 1
+
+    def _local_tree(self, tree):
+        """The fitted local tree holding ``tree`` (a stand-in fit of one row per class gives
+        the local estimator's fitted attributes; then this tree, binner and levels)."""
+        local = self._tree_template()
         p = self.n_features_in_
-        # the fitted attributes of the local estimator from a stand-in of one row per class,
-        # then this tree and binner in place of the stand-in's
-        k = len(self.classes_) if hasattr(self, "classes_") else 2
+        k = len(self.classes_) if self._classification else 2
         stand_X = np.zeros((k, p), dtype=np.float32)
-        stand_y = self.classes_ if hasattr(self, "classes_") else np.arange(k, dtype=float)
+        stand_y = self.classes_ if self._classification else np.arange(k, dtype=float)
         if hasattr(self, "feature_names_in_"):
             import pandas as pd
             stand_X = pd.DataFrame(stand_X, columns=list(self.feature_names_in_))
         local.set_params(binner=self.binner_).fit(stand_X, stand_y)
-        local.tree_ = self.tree_
+        local.tree_ = tree
         local.is_categorical_ = self.is_categorical_.copy()
         local.categories_ = list(self.categories_)
         return local
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first.")
 
     def predict(self, X):
         """Predictions for a dask array or DataFrame (lazy, one task per row block)."""
         return self._map(X, "predict")
 
+    def apply(self, X):
+        """Each row's leaf (lazy; a forest: one column per tree)."""
+        return self._map(X, "apply")
+
     def _map(self, X, method: str):
         da, _ = _import_dask()
         local = self.to_local()
+        n_trees = len(local.estimators_) if hasattr(local, "estimators_") else None
         if hasattr(X, "map_partitions"):  # a dask DataFrame: the local model reads each frame
             import pandas as pd
 
             if method == "predict_proba":
                 meta = pd.DataFrame({str(c): np.zeros(0) for c in local.classes_})
+            elif method == "apply" and n_trees is not None:
+                meta = pd.DataFrame({str(t): np.zeros(0, dtype=np.int64)
+                                     for t in range(n_trees)})
             else:
-                dtype = np.int64 if method == "apply" else (
-                    local.classes_.dtype if hasattr(local, "classes_") else np.float64)
-                meta = pd.Series(np.zeros(0, dtype=dtype))
+                meta = pd.Series(np.zeros(0, dtype=_out_dtype(local, method)))
             return X.map_partitions(_frame_block, local, method, meta=meta)
         if not isinstance(X, da.Array):
             raise TypeError(f"X must be a dask array or dask DataFrame, got {type(X).__name__}.")
         X = X.rechunk({1: -1})
-        if method == "predict_proba":
-            k = len(local.classes_)
-            return X.map_blocks(_block, local, method, (k,), dtype=np.float64,
-                                chunks=(X.chunks[0], (k,)))
-        dtype = np.int64 if method == "apply" else (
-            local.classes_.dtype if hasattr(local, "classes_") else np.float64)
-        return X.map_blocks(_block, local, method, (), dtype=dtype, drop_axis=1)
+        width = len(local.classes_) if method == "predict_proba" else (
+            n_trees if method == "apply" else None)
+        if width is not None:
+            return X.map_blocks(_block, local, method, (width,),
+                                dtype=_out_dtype(local, method),
+                                chunks=(X.chunks[0], (width,)))
+        return X.map_blocks(_block, local, method, (), dtype=_out_dtype(local, method),
+                            drop_axis=1)
 
-    def apply(self, X):
-        """Each row's leaf (lazy)."""
-        return self._map(X, "apply")
+
+_FIT_DOC = """Grow the {what} on a dask array or dask DataFrame ``X`` with targets ``y`` (a
+        dask array or Series with X's row chunks), level by level on the cluster{how}.
+
+        Parameters
+        ----------
+        X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+            Numeric features (NaN for missing values) and, in a DataFrame, category columns.
+        y : dask.array.Array or dask.dataframe.Series of shape (n_samples,)
+            Class labels or regression targets.
+        sample_weight : dask array or Series, optional
+            Non-negative weights ({weights}).
+
+        Returns
+        -------
+        self : object
+        """
+
+
+class _DaskTree(_DaskBase):
+    """Shared machinery of the Dask tree estimators (not for direct use)."""
+
+    def __init__(self, *, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, max_bins=255,
+                 binner=None, random_state=None, split_every=8,
+                 histogram_budget=256 * 2**20, client=None):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_bins = max_bins
+        self.binner = binner
+        self.random_state = random_state
+        self.split_every = split_every
+        self.histogram_budget = histogram_budget
+        self.client = client
+
+    def fit(self, X, y, sample_weight=None):
+        template = self._tree_template()
+        self._check_params(template)
+        d = self._read(X, y, sample_weight)
+        client = d["client"]
+        states = [client.submit(_prepare, xp, yp, wp, d["binner"], d["classes"], d["is_cat"],
+                                d["n_levels"], d["lookups"], pure=True)
+                  for xp, yp, wp in d["parts"]]
+        self.tree_ = self._grow(d, template, states, [None], d["weighted"], d["total_w"])[0]
+        self._set_data(d)
+        return self
+
+    fit.__doc__ = _FIT_DOC.format(what="tree", how="",
+                                  weights="rows of weight zero take no part")
+
+    def to_local(self):
+        """The fitted local estimator with this tree (every reader, pruning method and model
+        file works on it)."""
+        self._check_fitted()
+        return self._local_tree(self.tree_)
+
+
+class _DaskForest(_DaskBase):
+    """Shared machinery of the Dask forests (not for direct use)."""
+
+    _forest_class: type = None
+
+    def _poisson_mean(self, n: int) -> float | None:
+        """The mean bootstrap count of a row (None: no bootstrap)."""
+        ms = self.max_samples
+        if not self.bootstrap:
+            if ms is not None:
+                raise ValueError("max_samples needs bootstrap=True: without bootstrap every "
+                                 "tree sees every row.")
+            return None
+        if ms is None:
+            return 1.0
+        if isinstance(ms, bool) or not isinstance(ms, (numbers.Integral, float)):
+            raise TypeError(f"max_samples must be None, an int or a float, got {ms!r}.")
+        if isinstance(ms, numbers.Integral):
+            if not 1 <= ms <= n:
+                raise ValueError(f"max_samples={ms} must be in [1, n_samples={n}].")
+            return ms / n
+        if not 0.0 < ms <= 1.0:
+            raise ValueError(f"max_samples={ms} must be in (0, 1] as a fraction.")
+        return float(ms)
+
+    def fit(self, X, y, sample_weight=None):
+        template = self._tree_template()
+        self._check_params(template)
+        for name in ("n_estimators", "trees_per_pass"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}.")
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            raise TypeError(f"bootstrap must be a bool, got {self.bootstrap!r}.")
+        d = self._read(X, y, sample_weight)
+        if np.isnan(d["offsets"]).any():  # pragma: no cover - _blocks asks for lengths
+            raise ValueError("X's row chunks have unknown sizes; call X.compute_chunk_sizes().")
+        lam = self._poisson_mean(d["n"])
+        rng = check_random_state(self.random_state)
+        seeds = [int(rng.randint(MAX_INT)) for _ in range(self.n_estimators)]
+        client = d["client"]
+        # the expected weight of a tree's sample (min_weight_fraction_leaf, importances)
+        total_w = d["total_w"] * (1.0 if lam is None else lam)
+        trees: list = []
+        step = int(self.trees_per_pass)
+        for start in range(0, len(seeds), step):
+            batch = seeds[start:start + step]
+            states = [client.submit(_prepare_forest, xp, yp, wp, d["binner"], d["classes"],
+                                    d["is_cat"], d["n_levels"], d["lookups"], batch,
+                                    int(d["offsets"][i]), lam, pure=True)
+                      for i, (xp, yp, wp) in enumerate(d["parts"])]
+            trees += self._grow(d, template, states, batch, True, total_w)
+        self.trees_ = trees
+        self.seeds_ = np.array(seeds, dtype=np.int64)
+        self._set_data(d)
+        return self
+
+    fit.__doc__ = _FIT_DOC.format(
+        what="forest", how=", ``trees_per_pass`` trees at a time",
+        weights="a row weighs its bootstrap count times its weight")
+
+    def to_local(self):
+        """The fitted local forest (:class:`treelearn.RandomForestClassifier` or
+        ``Regressor`` with ``splitter="hist"``) holding these trees: every reader, model
+        file and prediction of the local forest works on it. Out-of-bag estimates do not:
+        the trees' samples were Poisson draws on the cluster, which the local forest does
+        not redraw."""
+        self._check_fitted()
+        members = []
+        for tree, seed in zip(self.trees_, self.seeds_, strict=True):
+            local = self._local_tree(tree)
+            local.random_state = int(seed)
+            members.append(local)
+        forest = self._forest_class(
+            n_estimators=len(members), criterion=self.criterion, splitter="hist",
+            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            min_impurity_decrease=self.min_impurity_decrease, max_bins=self.max_bins,
+            max_features=self.max_features, bootstrap=self.bootstrap,
+            max_samples=self.max_samples if isinstance(self.max_samples, float) else None,
+            random_state=self.random_state)
+        return forest._adopt(members)
+
+
+def _out_dtype(local, method: str):
+    """The dtype of ``method``'s result of a local tree or forest."""
+    if method == "apply":
+        return np.int64
+    if method == "predict" and hasattr(local, "classes_"):
+        return local.classes_.dtype
+    return np.float64
 
 
 def _frame_block(frame, local, method: str):
     """The local model's ``method`` on one pandas partition, indexed as the partition."""
     import pandas as pd
 
-    if method == "predict_proba":
-        cols = [str(c) for c in local.classes_]
+    n_trees = len(local.estimators_) if hasattr(local, "estimators_") else None
+    if method == "predict_proba" or (method == "apply" and n_trees is not None):
+        cols = ([str(c) for c in local.classes_] if method == "predict_proba"
+                else [str(t) for t in range(n_trees)])
+        dtype = _out_dtype(local, method)
         if len(frame) == 0:
-            return pd.DataFrame({c: np.zeros(0) for c in cols}, index=frame.index)
-        return pd.DataFrame(local.predict_proba(frame), columns=cols, index=frame.index)
+            return pd.DataFrame({c: np.zeros(0, dtype=dtype) for c in cols}, index=frame.index)
+        return pd.DataFrame(getattr(local, method)(frame), columns=cols, index=frame.index)
     if len(frame) == 0:
-        dtype = np.int64 if method == "apply" else (
-            local.classes_.dtype if hasattr(local, "classes_") else np.float64)
-        return pd.Series(np.zeros(0, dtype=dtype), index=frame.index)
+        return pd.Series(np.zeros(0, dtype=_out_dtype(local, method)), index=frame.index)
     return pd.Series(getattr(local, method)(frame), index=frame.index)
 
 
 def _block(b, local, method: str, tail: tuple):
     """The local model's ``method`` on one row block (an empty block gives an empty result)."""
     if b.shape[0] == 0:
-        dtype = np.int64 if method == "apply" else (
-            local.classes_.dtype if method == "predict" and hasattr(local, "classes_")
-            else np.float64)
-        return np.zeros((0,) + tail, dtype=dtype)
+        return np.zeros((0,) + tail, dtype=_out_dtype(local, method))
     names = getattr(local, "feature_names_in_", None)
     if names is not None:  # fitted on a DataFrame: a frame with its columns, as predict asks
         import pandas as pd
@@ -495,212 +619,4 @@ def _tree_reduce_merge(client, summaries, max_bins: int, split_every: int) -> Bi
     return _wait(client.submit(_merge, max_bins, *level, pure=True))
 
 
-def _node_groups(open_pos: list, parents: list, per_group: int) -> list:
-    """The level's open nodes (positions, in order) in groups of at most ``per_group``
-    nodes, children of one parent never apart (a sibling's histogram is subtracted within
-    its group); a family larger than ``per_group`` is a group of its own."""
-    groups: list = []
-    cur: list = []
-    i = 0
-    while i < len(open_pos):
-        j = i
-        while j < len(open_pos) and parents[open_pos[j]] == parents[open_pos[i]] \
-                and parents[open_pos[i]] >= 0:
-            j += 1
-        family = open_pos[i:max(j, i + 1)]
-        if cur and len(cur) + len(family) > per_group:
-            groups.append(cur)
-            cur = []
-        cur = cur + family
-        i = max(j, i + 1)
-    if cur:
-        groups.append(cur)
-    return groups
-
-
-def _wait_all(client, futures):
-    """:func:`_wait` for many futures at once (one wait)."""
-    from distributed.client import CancelledError
-
-    try:
-        return client.gather(futures)
-    except CancelledError as exc:
-        raise _lost_data(exc) from exc
-
-
-def _grow(client, states, cfg_all, n_cols, split_every, seed, p, n_classes, n_levels,
-          budget) -> Tree:
-    """The level loop (see :mod:`treelearn.dask._grow`); returns the flat tree. A level's
-    open nodes are processed in groups whose histograms take at most ``budget`` bytes (one
-    node at least)."""
-    (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
-     n_values, width) = cfg_all
-    # node table, grown in Python (levels are few; nodes are appended as children appear)
-    parent, branch, depth = [-1], [0], [0]
-    res_rows: list = [None]
-    values: list = [None]
-    fmap_rows: list = [None]
-    # the current level: node ids, whether open, its histogram plan
-    level = [0]
-    is_open = [True]
-    plan_build = [0]  # the root is built
-    plan_parent = [-1]
-    plan_sibs: list = [()]
-    nconst_of = {0: 0}
-    perm_of = {0: np.arange(p)}  # the feature order each node's search starts from
-    prev_fulls: list = []  # the previous level's full histograms, one future per group
-    prev_where: dict = {}  # its open nodes' (group, index)
-    node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
-    built_count = 1
-    depth_now = 0
-    while True:
-        open_pos = [q for q in range(len(level)) if is_open[q]]
-        if not open_pos:
-            break
-        if LEVEL_HOOK is not None:  # tests: stop a worker at a chosen level
-            LEVEL_HOOK(depth_now, client)
-        depth_now += 1
-        groups = _node_groups(open_pos, plan_parent, max(1, budget // node_bytes))
-        outs, where = [], {}
-        for g, group in enumerate(groups):
-            bpos = [q for q in group if plan_build[q] >= 0]
-            local = {plan_build[q]: i for i, q in enumerate(bpos)}
-            hist_futs = [client.submit(_part_hist, s, np.array(bpos, dtype=np.int64), n_cols,
-                                       lay, pure=True) for s in states] if bpos else []
-            built = _tree_sum(client, hist_futs, split_every) if hist_futs \
-                else np.zeros((0, 1, 1))
-            # the parents' groups of the previous level this group reads
-            pgroups = sorted({prev_where[plan_parent[q]][0] for q in group
-                              if plan_parent[q] >= 0})
-            slot = {pg: i for i, pg in enumerate(pgroups)}
-            plan = [(local.get(plan_build[q], -1),
-                     (slot[prev_where[plan_parent[q]][0]], prev_where[plan_parent[q]][1])
-                     if plan_parent[q] >= 0 else None,
-                     tuple(local[sb] for sb in plan_sibs[q])) for q in group]
-            depths = [depth[level[q]] for q in group]
-            nconsts = [nconst_of[level[q]] for q in group]
-            perms = np.stack([perm_of[level[q]] for q in group])
-            outs.append(client.submit(_split_level, built, plan, depths, nconsts, perms,
-                                      cfg_all, seed, *[prev_fulls[pg] for pg in pgroups],
-                                      pure=True))
-            for i, q in enumerate(group):
-                where[q] = (g, i)
-        # one wait per level: every group's split records at once
-        parts_ = _wait_all(client, [client.submit(_first, o, pure=True) for o in outs])
-        fulls = [client.submit(_second, o, pure=True) for o in outs]
-        res, vals, fmaps, cstats, cw, cn, after = (
-            np.concatenate([r[i] for r in parts_]) for i in range(7))
-        # the level's splits, for the partitions (every position of the level)
-        splits = np.zeros((len(level), 5), dtype=np.int64)
-        level_fmaps = np.full((len(level), width), -1, dtype=np.int64)
-        nxt, nxt_open, nxt_build, nxt_parent, nxt_sibs = [], [], [], [], []
-        level_where = {j: where[q] for j, q in enumerate(open_pos)}
-        for j, q in enumerate(open_pos):
-            node = level[q]
-            res_rows[node] = res[j]
-            values[node] = vals[j]
-            nconst_of[node] = int(res[j, L_NCONST])
-            if res[j, L_FOUND] == 0.0:
-                continue
-            k = int(res[j, L_NB])
-            fmap_rows[node] = fmaps[j].copy()
-            splits[q] = (k, int(res[j, L_FEATURE]), int(res[j, L_KIND]),
-                         int(res[j, L_LO_BIN]), int(res[j, L_MB]))
-            level_fmaps[q] = fmaps[j]
-            kids = []
-            for b in range(k):
-                kid = len(parent)
-                parent.append(node)
-                branch.append(b)
-                depth.append(depth[node] + 1)
-                res_rows.append(None)
-                fmap_rows.append(None)
-                nconst_of[kid] = int(res[j, L_NCONST])
-                perm_of[kid] = after[j]
-                lv, limp = leaf_values(cstats[j, b], cw[j, b], crit, classification)
-                values.append((lv, limp, int(round(cn[j, b])), float(cw[j, b])))
-                kids.append((kid, int(round(cn[j, b])), cw[j, b]))
-            opens = [_may_split(c, depth[node] + 1, iparams) and c > 0 for _, c, _ in kids]
-            builds = [-1] * k
-            sibs = [()] * k
-            if k == 2 and all(opens):
-                small = 0 if kids[0][1] <= kids[1][1] else 1
-                builds[small] = built_count
-                built_count += 1
-                sibs[1 - small] = (builds[small],)
-            else:
-                for b in range(k):
-                    if opens[b]:
-                        builds[b] = built_count
-                        built_count += 1
-            for b, (kid, _, _) in enumerate(kids):
-                nxt.append(kid)
-                nxt_open.append(opens[b])
-                nxt_build.append(builds[b])
-                nxt_parent.append(j)
-                nxt_sibs.append(sibs[b])
-        if not nxt:
-            break
-        states = [client.submit(_part_split, s, splits, level_fmaps, lay, pure=True)
-                  for s in states]
-        prev_fulls, prev_where = fulls, level_where
-        # build indices of the next level count from 0 in level order
-        order = sorted({b for b in nxt_build if b >= 0})
-        renum = {b: i for i, b in enumerate(order)}
-        plan_build = [renum[b] if b >= 0 else -1 for b in nxt_build]
-        plan_sibs = [tuple(renum[s] for s in sb) for sb in nxt_sibs]
-        plan_parent = nxt_parent
-        level, is_open = nxt, nxt_open
-        built_count = len(order)
-    return _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values,
-                     n_levels)
-
-
-def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values,
-              n_levels) -> Tree:
-    count = len(parent)
-    ti = np.zeros((count, N_ICOLS), dtype=np.int64)
-    tf = np.zeros((count, 4))
-    tv = np.zeros((count, n_values))
-    ti[:, N_PARENT] = parent
-    ti[:, N_BRANCH] = branch
-    ti[:, N_FEATURE] = TREE_UNDEFINED
-    ti[:, N_MB] = TREE_UNDEFINED
-    ti[:, N_CATOFF] = -1
-    tf[:, T_THRESHOLD] = TREE_UNDEFINED
-    kid_count = np.bincount(np.asarray(parent[1:], dtype=np.int64), minlength=count)
-    cats: list = []
-    n_cats = 0
-    for node in range(count):
-        r = res_rows[node]
-        v = values[node]
-        if r is None:  # a leaf made from its parent's split statistics
-            tv[node] = v[0]
-            tf[node, T_IMPURITY] = v[1]
-            ti[node, N_NSAMP] = v[2]
-            tf[node, T_WEIGHT] = v[3]
-            continue
-        tv[node] = v
-        tf[node, T_IMPURITY] = r[L_IMPURITY]
-        tf[node, T_WEIGHT] = r[L_WEIGHT]
-        ti[node, N_NSAMP] = int(r[L_COUNT])
-        if r[L_FOUND] and kid_count[node] > 0:
-            ti[node, N_FEATURE] = int(r[L_FEATURE])
-            ti[node, N_NB] = int(r[L_NB])
-            ti[node, N_MB] = int(r[L_MB])
-            ti[node, N_KIND] = int(r[L_KIND])
-            ti[node, N_SEEN] = int(r[L_SEEN])
-            tf[node, T_THRESHOLD] = r[L_THR]
-            if r[L_KIND] != KIND_NUMERIC:  # the level -> branch map of a categorical split
-                L = int(n_levels[int(r[L_FEATURE])])
-                cats.append(fmap_rows[node][:L])
-                ti[node, N_CATOFF] = n_cats
-                ti[node, N_CATLEN] = L
-                n_cats += L
-    gs = np.zeros(N_GSTATE, dtype=np.int64)
-    gs[G_NODES] = count
-    store = np.concatenate(cats).astype(np.int64) if cats else np.zeros(0, dtype=np.int64)
-    return assemble(ti, tf, tv, store, gs, p, n_classes)
-
-
-__all__ = ["_DaskTree"]
+__all__ = ["_DaskTree", "_DaskForest"]

@@ -5,7 +5,8 @@ actors), submitted with a key derived from its inputs, so the scheduler can reco
 result from its lineage. Per level:
 
 * ``_part_hist`` per partition: histograms of the level's nodes to build, from the partition's
-  rows (grouped by node);
+  rows (grouped by node; a forest's partition holds one copy per tree of the rows in its
+  sample, so one task serves every tree of the pass);
 * ``_sum`` in a tree of ``split_every`` inputs: the partitions' histograms added;
 * ``_split_level`` once, on a worker: the full histograms of the open nodes (built, or the
   parent's minus its built siblings'), each node's values and best split; it returns the small
@@ -29,11 +30,17 @@ from ..engine.levelwise import (
 )
 
 
-def _part_hist(state, build, n_cols, lay):
-    """Histograms of nodes ``build`` (indices into the state's ranges) of one partition."""
-    B, C, R, W, lo, hi = state
+def _part_hist(state, builds, n_cols, lay):
+    """Histograms of one partition's nodes to build: ``builds`` lists ``(tree, positions)``
+    (positions index the tree's node ranges of the level), the trees' histograms stacked in
+    that order."""
     hoff, nbins, fcol, fwide = lay
-    return partition_histograms(B, C, R, W, lo[build], hi[build], hoff, fcol, fwide, n_cols)
+    out = []
+    for t, pos in builds:
+        B, C, R, W, lo, hi = state[t]
+        out.append(partition_histograms(B, C, R, W, lo[pos], hi[pos], hoff, fcol, fwide,
+                                        n_cols))
+    return out[0] if len(out) == 1 else np.concatenate(out)
 
 
 def _sum(*hists):
@@ -54,7 +61,7 @@ def _empty_bufs(classification: bool, weighted: bool):
     return (b, b, c, c, r, r, w, w, v, v)
 
 
-def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
+def _split_level(built, plan, depth, nconst, perms, seeds, cfg_all, *prev_full):
     """A group of a level's open nodes: full histograms, values and splits.
 
     ``plan[j] = (build_index, (group, index), sibling builds)``: node ``j``'s histogram was
@@ -63,7 +70,8 @@ def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
     ``perms[j]`` is the feature order the node's search starts from: its parent's after
     the parent's search, whose first ``nconst[j]`` features are the ones known constant
     there (scikit-learn's bookkeeping, which the local grower keeps in one array because it
-    goes depth first). Returns
+    goes depth first); ``seeds[j]`` the state of its feature draw (a function of the tree and
+    node, so that grouping and partitioning do not change the draw). Returns
     ``(records, full)``: the records ``(res, values, fmaps, cstats, cw, cn, perms)`` and the
     full histograms."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
@@ -80,7 +88,7 @@ def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
             for s in sibs:
                 full[j] -= built[s]
     p = len(lay[1])
-    work = _work(0, p, n_stats, width, seed, False) + (
+    work = _work(0, p, n_stats, width, 1, False) + (
         np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
     bufs = _empty_bufs(classification, weighted)
     kmax = width
@@ -91,9 +99,11 @@ def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
     cw = np.zeros((m, kmax))
     cn = np.zeros((m, kmax))
     perm = work[11]
+    rng = work[13]
     out_perms = np.empty((m, p), dtype=perm.dtype)
     for j in range(m):
         perm[:] = perms[j]
+        rng[0] = seeds[j]
         split_node(full[j], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg, costs,
                    crit, iparams, fparams, work, classification, weighted, bufs, res[j],
                    fmaps[j], values[j], cstats[j], cw[j], cn[j])
@@ -102,11 +112,16 @@ def _split_level(built, plan, depth, nconst, perms, cfg_all, seed, *prev_full):
 
 
 def _part_split(state, splits, fmaps, lay):
-    """One partition's rows moved into the children of the level's splits."""
-    B, C, R, W, lo, hi = state
-    Bd, Cd, Rd, Wd, kid_lo, kid_hi = partition_level(B, C, R, W, B.view(np.uint64), lo, hi,
-                                                     splits, fmaps, lay)
-    return Bd, Cd, Rd, Wd, kid_lo, kid_hi
+    """One partition's rows moved into the children of the level's splits, tree by tree
+    (``splits[t]`` None: tree ``t`` has no next level, its rows are let go)."""
+    out = []
+    for st, sp, fm in zip(state, splits, fmaps, strict=True):
+        if sp is None or st is None:
+            out.append(None)
+            continue
+        B, C, R, W, lo, hi = st
+        out.append(partition_level(B, C, R, W, B.view(np.uint64), lo, hi, sp, fm, lay))
+    return tuple(out)
 
 
 def _first(x):

@@ -276,6 +276,31 @@ class _BaseEnsemble(BaseEstimator):
                 self.__dict__.pop(stale, None)
         return self
 
+    def _adopt(self, trees: list):
+        """This ensemble fitted with ``trees``: fitted trees of its kind on the same features,
+        grown elsewhere (:mod:`treelearn.dask`). Their samples are not known here, so
+        out-of-bag estimates raise; everything else works as after :meth:`fit`."""
+        if not trees:
+            raise ValueError("an ensemble needs at least one tree.")
+        own = {"tree_", "max_features_", "pruning_", "selection_"}  # each tree's own
+        data = {k: v for k, v in vars(trees[0]).items()
+                if k.endswith("_") and not k.startswith("_") and k not in own}
+        self.estimators_ = list(trees)
+        self._sampling = None
+        self.__dict__.update(data)
+        self.n_outputs_ = 1
+        for stale in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
+            self.__dict__.pop(stale, None)
+        self._pack()
+        return self
+
+    def _samples_known(self) -> None:
+        """Raise unless this ensemble can redraw its trees' samples (out-of-bag rows)."""
+        if getattr(self, "_sampling", None) is None:
+            raise ValueError("this ensemble's trees were grown elsewhere (treelearn.dask draws "
+                             "Poisson bootstrap counts on the cluster): their samples, and "
+                             "out-of-bag estimates, are not known here.")
+
     # -- hooks of the ensemble kinds -------------------------------------------------------------
     def _uses_subspaces(self) -> bool:
         return False
@@ -430,6 +455,7 @@ class _BaseEnsemble(BaseEstimator):
         check_is_fitted(self, "estimators_")
         if not self.bootstrap:
             raise ValueError("out-of-bag rows exist only with bootstrap=True.")
+        self._samples_known()
         smp = self._sampling
         n = smp["n_train"]
         for tree in self.estimators_:
@@ -439,7 +465,8 @@ class _BaseEnsemble(BaseEstimator):
     def _training_rows(self, X, y):
         """X (validated) and y as codes (classifiers) or floats: the training data again."""
         X = self._validate_X_predict(X)
-        n = self._sampling["n_train"] if getattr(self, "_sampling", None) else None
+        self._samples_known()
+        n = self._sampling["n_train"]
         if n is None or X.shape[0] != n:
             raise ValueError(f"out-of-bag estimates need the training data: X has "
                              f"{X.shape[0]} rows, the ensemble was fitted on {n}.")

@@ -1,0 +1,343 @@
+"""The client's level loop: one or several trees grown level by level from partition states.
+
+The client keeps each tree's node table in Python (a tree has few levels; nodes are appended as
+children appear) and submits per level, for every tree of the pass at once: the histogram
+tasks of each partition, their tree reductions, the split tasks of each node group and the
+partitions' moves (:mod:`treelearn.dask._grow`). It waits once per level, for the small split
+records. A forest's trees share every task of a level, so a pass of many trees costs the
+round trips of its deepest tree, not their sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tree import Tree
+from ..engine.counter_random import node_seeds
+from ..engine.fit import assemble
+from ..engine.grow_hist import _may_split
+from ..engine.levels import KIND_NUMERIC
+from ..engine.levelwise import (
+    L_COUNT,
+    L_FEATURE,
+    L_FOUND,
+    L_IMPURITY,
+    L_KIND,
+    L_LO_BIN,
+    L_MB,
+    L_NB,
+    L_NCONST,
+    L_SEEN,
+    L_THR,
+    L_WEIGHT,
+)
+from ..engine.nodes import (
+    G_NODES,
+    N_BRANCH,
+    N_CATLEN,
+    N_CATOFF,
+    N_FEATURE,
+    N_GSTATE,
+    N_ICOLS,
+    N_KIND,
+    N_MB,
+    N_NB,
+    N_NSAMP,
+    N_PARENT,
+    N_SEEN,
+    T_IMPURITY,
+    T_THRESHOLD,
+    T_WEIGHT,
+    TREE_UNDEFINED,
+)
+from ._grow import _first, _part_hist, _part_split, _second, _split_level, _tree_sum, leaf_values
+
+#: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
+#: there); None in use.
+LEVEL_HOOK = None
+
+
+def _lost_data(exc: BaseException) -> RuntimeError:
+    """The error for data the cluster lost and cannot recompute."""
+    return RuntimeError(
+        "the Dask cluster lost data this fit needs and cannot recompute it (data scattered "
+        "to the workers, or persisted, has no graph to rebuild it when a worker dies); load "
+        "the data with Dask (from files or arrays) so it can be recomputed, and fit again. "
+        f"Dask said: {exc}")
+
+
+def _wait(future):
+    """The future's result; data the cluster lost and cannot recompute (it has no lineage:
+    scattered, or computed by a graph that is gone) is a clear error, not Dask's message
+    about a cancelled internal key."""
+    from distributed.client import CancelledError
+
+    try:
+        return future.result()
+    except CancelledError as exc:
+        raise _lost_data(exc) from exc
+
+
+def _wait_all(client, futures):
+    """:func:`_wait` for many futures at once (one wait)."""
+    from distributed.client import CancelledError
+
+    try:
+        return client.gather(futures)
+    except CancelledError as exc:
+        raise _lost_data(exc) from exc
+
+
+def _node_groups(families: list, per_group: int) -> list:
+    """The level's open nodes (their family keys in order: equal keys for children of one
+    parent, None for a node without siblings to subtract) as groups of positions, at most
+    ``per_group`` nodes each, a family never apart (a sibling's histogram is subtracted
+    within its group); a family larger than ``per_group`` is a group of its own."""
+    groups: list = []
+    cur: list = []
+    i = 0
+    while i < len(families):
+        j = i + 1
+        if families[i] is not None:
+            while j < len(families) and families[j] == families[i]:
+                j += 1
+        family = list(range(i, j))
+        if cur and len(cur) + len(family) > per_group:
+            groups.append(cur)
+            cur = []
+        cur = cur + family
+        i = j
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+class _Book:
+    """One tree's nodes and its current level, as the client grows them."""
+
+    def __init__(self, p: int, seed: int, key: int):
+        self.seed, self.key = seed, key  # the tree's seed; its index in the draw keys
+        self.parent, self.branch, self.depth = [-1], [0], [0]
+        self.res_rows: list = [None]
+        self.values: list = [None]
+        self.fmap_rows: list = [None]
+        self.nconst = {0: 0}
+        self.perm = {0: np.arange(p)}  # the feature order each node's search starts from
+        # the current level: node ids, whether open, its histogram plan (build id or -1, the
+        # parent's index among the previous level's open nodes, the built siblings' ids)
+        self.level, self.is_open = [0], [True]
+        self.build, self.plan_parent, self.sibs = [0], [-1], [()]
+        self.where: dict = {}  # the previous level's open nodes: index -> (group, index)
+
+    def open_positions(self) -> list:
+        return [q for q in range(len(self.level)) if self.is_open[q]]
+
+    def record(self, q: int, j: int, rec: tuple, crit: int, classification: bool,
+               iparams: np.ndarray, width: int):
+        """Node ``level[q]`` (the ``j``-th open one) searched: its result ``rec``; returns its
+        split for the partitions (or None) and its children as
+        ``(node, open, build, parent index, siblings)`` with provisional build ids."""
+        res, vals, fmap, cstats, cw, cn, after = rec
+        node = self.level[q]
+        self.res_rows[node] = res
+        self.values[node] = vals
+        self.nconst[node] = int(res[L_NCONST])
+        if res[L_FOUND] == 0.0:
+            return None, []
+        k = int(res[L_NB])
+        self.fmap_rows[node] = fmap.copy()
+        split = (k, int(res[L_FEATURE]), int(res[L_KIND]), int(res[L_LO_BIN]), int(res[L_MB]))
+        kids = []
+        for b in range(k):
+            kid = len(self.parent)
+            self.parent.append(node)
+            self.branch.append(b)
+            self.depth.append(self.depth[node] + 1)
+            self.res_rows.append(None)
+            self.fmap_rows.append(None)
+            self.nconst[kid] = int(res[L_NCONST])
+            self.perm[kid] = after
+            lv, limp = leaf_values(cstats[b], cw[b], crit, classification)
+            self.values.append((lv, limp, int(round(cn[b])), float(cw[b])))
+            kids.append((kid, int(round(cn[b]))))
+        opens = [_may_split(c, self.depth[node] + 1, iparams) and c > 0 for _, c in kids]
+        builds, sibs = [-1] * k, [()] * k
+        if k == 2 and all(opens):  # the smaller child is built, its sibling subtracted
+            small = 0 if kids[0][1] <= kids[1][1] else 1
+            builds[small] = 1
+            sibs[1 - small] = (small,)
+        else:
+            builds = [1 if o else -1 for o in opens]
+        return split, [(kid, opens[b], builds[b], j, sibs[b]) for b, (kid, _) in enumerate(kids)]
+
+    def next_level(self, kids: list, where: dict) -> None:
+        """Make ``kids`` (from :meth:`record`, in level order) the current level: build ids
+        count from 0 in level order; sibling references become build ids."""
+        self.level = [k[0] for k in kids]
+        self.is_open = [k[1] for k in kids]
+        self.plan_parent = [k[3] for k in kids]
+        ids: dict = {}
+        for i, k in enumerate(kids):
+            if k[2] >= 0:
+                ids[i] = len(ids)
+        self.build = [ids.get(i, -1) for i in range(len(kids))]
+        self.sibs, first = [], 0
+        for i, k in enumerate(kids):
+            if i == 0 or kids[i - 1][3] != k[3]:
+                first = i  # a family's children are consecutive
+            self.sibs.append(tuple(ids[first + s] for s in k[4]))
+        self.where = where
+
+    def tree(self, p: int, n_classes: int, n_values: int, n_levels) -> Tree:
+        return _assemble(self.parent, self.branch, self.res_rows, self.values,
+                         self.fmap_rows, p, n_classes, n_values, n_levels)
+
+
+def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: int, p: int,
+               n_classes: int, n_levels, budget: int) -> list:
+    """Grow the trees of ``books`` level by level (``states``: one future per partition, a
+    tuple of one state per tree); returns their flat trees. A level's open nodes, every tree's
+    together, are processed in groups whose histograms take at most ``budget`` bytes (one
+    node at least); the client waits once per level."""
+    (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
+     n_values, width) = cfg_all
+    node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
+    prev_fulls: list = []  # the previous level's full histograms, one future per group
+    depth_now = 0
+    while True:
+        entries = [(t, q) for t, bk in enumerate(books) for q in bk.open_positions()]
+        if not entries:
+            break
+        if LEVEL_HOOK is not None:  # tests: stop a worker at a chosen level
+            LEVEL_HOOK(depth_now, client)
+        depth_now += 1
+        families = [(t, books[t].plan_parent[q]) if books[t].plan_parent[q] >= 0 else None
+                    for t, q in entries]
+        groups = _node_groups(families, max(1, budget // node_bytes))
+        outs, where = [], {}
+        for g, group in enumerate(groups):
+            ents = [entries[i] for i in group]
+            built = [(t, q) for t, q in ents if books[t].build[q] >= 0]
+            local = {(t, books[t].build[q]): i for i, (t, q) in enumerate(built)}
+            spec: list = []  # (tree, positions) runs, in the order of ``built``
+            for t, q in built:
+                if spec and spec[-1][0] == t:
+                    spec[-1][1].append(q)
+                else:
+                    spec.append((t, [q]))
+            spec = [(t, np.array(qs, dtype=np.int64)) for t, qs in spec]
+            hist_futs = [client.submit(_part_hist, s, spec, n_cols, lay, pure=True)
+                         for s in states] if built else []
+            summed = _tree_sum(client, hist_futs, split_every) if hist_futs \
+                else np.zeros((0, 1, 1))
+            parent_at = {(t, q): books[t].where[books[t].plan_parent[q]]
+                         for t, q in ents if books[t].plan_parent[q] >= 0}
+            pgroups = sorted({pg for pg, _ in parent_at.values()})
+            slot = {pg: i for i, pg in enumerate(pgroups)}
+            plan = [(local.get((t, books[t].build[q]), -1),
+                     (slot[parent_at[(t, q)][0]], parent_at[(t, q)][1])
+                     if (t, q) in parent_at else None,
+                     tuple(local[(t, sb)] for sb in books[t].sibs[q])) for t, q in ents]
+            depths = [books[t].depth[books[t].level[q]] for t, q in ents]
+            nconsts = [books[t].nconst[books[t].level[q]] for t, q in ents]
+            perms = np.stack([books[t].perm[books[t].level[q]] for t, q in ents])
+            seeds = np.concatenate([node_seeds(books[t].seed, books[t].key,
+                                               np.array([books[t].level[q]]))
+                                    for t, q in ents])
+            outs.append(client.submit(_split_level, summed, plan, depths, nconsts, perms,
+                                      seeds, cfg_all, *[prev_fulls[pg] for pg in pgroups],
+                                      pure=True))
+            for i, e in enumerate(ents):
+                where[e] = (g, i)
+        # one wait per level: every group's split records at once
+        parts_ = _wait_all(client, [client.submit(_first, o, pure=True) for o in outs])
+        fulls = [client.submit(_second, o, pure=True) for o in outs]
+        recs = [np.concatenate([r[i] for r in parts_]) for i in range(7)]
+        e_index = {e: i for i, e in enumerate(entries)}
+        splits: list = []
+        fmaps: list = []
+        any_next = False
+        for t, bk in enumerate(books):
+            opens = bk.open_positions()
+            if not opens:
+                splits.append(None)
+                fmaps.append(None)
+                continue
+            sp = np.zeros((len(bk.level), 5), dtype=np.int64)
+            fm = np.full((len(bk.level), width), -1, dtype=np.int64)
+            kids: list = []
+            t_where = {}
+            for j, q in enumerate(opens):
+                i = e_index[(t, q)]
+                t_where[j] = where[(t, q)]
+                split, k_kids = bk.record(q, j, tuple(r[i] for r in recs), crit,
+                                          classification, iparams, width)
+                if split is not None:
+                    sp[q] = split
+                    fm[q] = recs[2][i]
+                kids += k_kids
+            bk.next_level(kids, t_where)
+            if kids:
+                any_next = True
+                splits.append(sp)
+                fmaps.append(fm)
+            else:
+                splits.append(None)
+                fmaps.append(None)
+        if not any_next:
+            break
+        states = [client.submit(_part_split, s, splits, fmaps, lay, pure=True)
+                  for s in states]
+        prev_fulls = fulls
+    return [bk.tree(p, n_classes, n_values, n_levels) for bk in books]
+
+
+def _assemble(parent, branch, res_rows, values, fmap_rows, p, n_classes, n_values,
+              n_levels) -> Tree:
+    """The flat tree of a book's node table."""
+    count = len(parent)
+    ti = np.zeros((count, N_ICOLS), dtype=np.int64)
+    tf = np.zeros((count, 4))
+    tv = np.zeros((count, n_values))
+    ti[:, N_PARENT] = parent
+    ti[:, N_BRANCH] = branch
+    ti[:, N_FEATURE] = TREE_UNDEFINED
+    ti[:, N_MB] = TREE_UNDEFINED
+    ti[:, N_CATOFF] = -1
+    tf[:, T_THRESHOLD] = TREE_UNDEFINED
+    kid_count = np.bincount(np.asarray(parent[1:], dtype=np.int64), minlength=count)
+    cats: list = []
+    n_cats = 0
+    for node in range(count):
+        r = res_rows[node]
+        v = values[node]
+        if r is None:  # a leaf made from its parent's split statistics
+            tv[node] = v[0]
+            tf[node, T_IMPURITY] = v[1]
+            ti[node, N_NSAMP] = v[2]
+            tf[node, T_WEIGHT] = v[3]
+            continue
+        tv[node] = v
+        tf[node, T_IMPURITY] = r[L_IMPURITY]
+        tf[node, T_WEIGHT] = r[L_WEIGHT]
+        ti[node, N_NSAMP] = int(r[L_COUNT])
+        if r[L_FOUND] and kid_count[node] > 0:
+            ti[node, N_FEATURE] = int(r[L_FEATURE])
+            ti[node, N_NB] = int(r[L_NB])
+            ti[node, N_MB] = int(r[L_MB])
+            ti[node, N_KIND] = int(r[L_KIND])
+            ti[node, N_SEEN] = int(r[L_SEEN])
+            tf[node, T_THRESHOLD] = r[L_THR]
+            if r[L_KIND] != KIND_NUMERIC:  # the level -> branch map of a categorical split
+                L = int(n_levels[int(r[L_FEATURE])])
+                cats.append(fmap_rows[node][:L])
+                ti[node, N_CATOFF] = n_cats
+                ti[node, N_CATLEN] = L
+                n_cats += L
+    gs = np.zeros(N_GSTATE, dtype=np.int64)
+    gs[G_NODES] = count
+    store = np.concatenate(cats).astype(np.int64) if cats else np.zeros(0, dtype=np.int64)
+    return assemble(ti, tf, tv, store, gs, p, n_classes)
+
+
+__all__ = ["LEVEL_HOOK", "grow_trees", "_Book", "_node_groups", "_wait", "_wait_all"]
