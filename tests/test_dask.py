@@ -575,3 +575,42 @@ def test_forest_bad_input_is_named(client):
                                   max_depth=3, random_state=0).fit(dX, dz)
     assert all(t.n_node_samples[0] == 200 for t in m.trees_)
     same_tree(m.trees_[0], m.trees_[1])
+
+
+@pytest.mark.parametrize("n_workers", [1, 4])
+def test_same_trees_on_one_and_four_workers_and_tasks_per_level(client, n_workers):
+    # the acceptance's 1, 2 (the module's client) and 4 workers, uneven partitions with an
+    # empty one; Dask's task stream shows a level's tasks: one histogram and one row-moving
+    # task per partition, one split task per node group (one group here)
+    X, z, _ = _data(n=3000, seed=26)
+    y = (z > 0).astype(int)
+    binner = tl.Binner().fit(X)
+    local = tl.DecisionTreeClassifier(splitter="hist", max_depth=4, min_samples_leaf=20,
+                                      binner=binner, random_state=0).fit(X, y)
+    chunks = CHUNKS["four uneven, one empty"](3000)
+    dX = da.from_array(X, chunks=(chunks, -1))
+    dy = da.from_array(y, chunks=(chunks,))
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        with distributed.get_task_stream(c) as ts:
+            model = DaskDecisionTreeClassifier(max_depth=4, min_samples_leaf=20, binner=binner,
+                                               random_state=0, client=c).fit(dX, dy)
+        forest = DaskRandomForestClassifier(n_estimators=3, max_depth=4, random_state=2,
+                                            client=c, binner=binner).fit(dX, dy)
+    same_tree(model.tree_, local.tree_)
+    names = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in ts.data]
+
+    def count(name):
+        return sum(k.startswith(name + "-") for k in names)
+
+    levels = 4  # levels 0-3 split; level 4 is all leaves
+    assert count("_part_hist") == 4 * levels
+    assert count("_split_level") == levels
+    assert count("_part_split") == 4 * (levels - 1)  # after the last level nothing moves
+    # the forest: the same on any number of workers (compared with the module's client)
+    ref = DaskRandomForestClassifier(n_estimators=3, max_depth=4, random_state=2,
+                                     binner=binner, client=client).fit(
+        da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=(1500,)))
+    for a, b in zip(forest.trees_, ref.trees_, strict=True):
+        same_tree(a, b)

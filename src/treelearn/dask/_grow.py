@@ -22,7 +22,12 @@ import numpy as np
 
 from ..engine.criteria import node_impurity
 from ..engine.fit import _work
+from ..engine.levels import KIND_NUMERIC
 from ..engine.levelwise import (
+    L_FEATURE,
+    L_FOUND,
+    L_KIND,
+    L_NB,
     N_L,
     partition_histograms,
     partition_level,
@@ -108,17 +113,45 @@ def _split_level(built, plan, depth, nconst, perms, seeds, cfg_all, *prev_full):
                    crit, iparams, fparams, work, classification, weighted, bufs, res[j],
                    fmaps[j], values[j], cstats[j], cw[j], cn[j])
         out_perms[j] = perm
-    return (res, values, fmaps, cstats, cw, cn, out_perms), full
+    # the records as small as they can be: branches up to the widest split of the group,
+    # level maps only as wide as the widest categorical split's (none: no columns)
+    found = res[:, L_FOUND] > 0
+    k_used = max(2, int(res[found, L_NB].max())) if found.any() else 2
+    cat = found & (res[:, L_KIND] != KIND_NUMERIC)
+    f_used = int(lay[1][res[cat, L_FEATURE].astype(np.int64)].max()) if cat.any() else 0
+    return (res, values, fmaps[:, :f_used], cstats[:, :k_used], cw[:, :k_used],
+            cn[:, :k_used], out_perms.astype(np.int32)), full
 
 
-def _part_split(state, splits, fmaps, lay):
-    """One partition's rows moved into the children of the level's splits, tree by tree
-    (``splits[t]`` None: tree ``t`` has no next level, its rows are let go)."""
+def join_records(parts: list) -> list:
+    """The groups' records of a level joined node after node (:func:`_split_level` trims
+    each group's to its own widths: padded here, level maps with -1, statistics with 0)."""
     out = []
-    for st, sp, fm in zip(state, splits, fmaps, strict=True):
+    for i in range(7):
+        arrs = [r[i] for r in parts]
+        if arrs[0].ndim >= 2:
+            wide = max(a.shape[1] for a in arrs)
+            fill = -1 if i == 2 else 0
+            arrs = [a if a.shape[1] == wide else np.concatenate(
+                [a, np.full((a.shape[0], wide - a.shape[1]) + a.shape[2:], fill,
+                            dtype=a.dtype)], axis=1) for a in arrs]
+        out.append(np.concatenate(arrs))
+    return out
+
+
+def _part_split(state, splits, cat_maps, lay, width):
+    """One partition's rows moved into the children of the level's splits, tree by tree
+    (``splits[t]`` None: tree ``t`` has no next level, its rows are let go).
+    ``cat_maps[t]`` holds the level maps of tree ``t``'s categorical splits only, as
+    ``(positions, maps)``: the task's arguments stay small when splits are numeric."""
+    out = []
+    for st, sp, cm in zip(state, splits, cat_maps, strict=True):
         if sp is None or st is None:
             out.append(None)
             continue
+        fm = np.full((sp.shape[0], width), -1, dtype=np.int64)
+        if cm is not None:
+            fm[cm[0], :cm[1].shape[1]] = cm[1]
         B, C, R, W, lo, hi = st
         out.append(partition_level(B, C, R, W, B.view(np.uint64), lo, hi, sp, fm, lay))
     return tuple(out)
@@ -149,5 +182,6 @@ def leaf_values(cstats: np.ndarray, cw: float, crit: int, classification: bool):
     return np.array([cstats[0] / cw]), imp
 
 
-__all__ = ["_part_hist", "_sum", "_split_level", "_part_split", "_tree_sum", "_first",
+__all__ = ["_part_hist", "_sum", "_split_level", "join_records", "_part_split", "_tree_sum",
+           "_first",
            "_second", "leaf_values"]

@@ -50,7 +50,16 @@ from ..engine.nodes import (
     T_WEIGHT,
     TREE_UNDEFINED,
 )
-from ._grow import _first, _part_hist, _part_split, _second, _split_level, _tree_sum, leaf_values
+from ._grow import (
+    _first,
+    _part_hist,
+    _part_split,
+    _second,
+    _split_level,
+    _tree_sum,
+    join_records,
+    leaf_values,
+)
 
 #: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
 #: there); None in use.
@@ -252,7 +261,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
         # one wait per level: every group's split records at once
         parts_ = _wait_all(client, [client.submit(_first, o, pure=True) for o in outs])
         fulls = [client.submit(_second, o, pure=True) for o in outs]
-        recs = [np.concatenate([r[i] for r in parts_]) for i in range(7)]
+        recs = join_records(parts_)
         e_index = {e: i for i, e in enumerate(entries)}
         splits: list = []
         fmaps: list = []
@@ -264,7 +273,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
                 fmaps.append(None)
                 continue
             sp = np.zeros((len(bk.level), 5), dtype=np.int64)
-            fm = np.full((len(bk.level), width), -1, dtype=np.int64)
+            cat_q, cat_rows = [], []
             kids: list = []
             t_where = {}
             for j, q in enumerate(opens):
@@ -274,19 +283,22 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
                                           classification, iparams, width)
                 if split is not None:
                     sp[q] = split
-                    fm[q] = recs[2][i]
+                    if split[2] != KIND_NUMERIC:
+                        cat_q.append(q)
+                        cat_rows.append(recs[2][i])
                 kids += k_kids
             bk.next_level(kids, t_where)
-            if kids:
+            if any(k[1] for k in kids):  # rows move only for a level with open nodes
                 any_next = True
                 splits.append(sp)
-                fmaps.append(fm)
+                fmaps.append((np.array(cat_q, dtype=np.int64), np.stack(cat_rows))
+                             if cat_q else None)
             else:
                 splits.append(None)
                 fmaps.append(None)
         if not any_next:
             break
-        states = [client.submit(_part_split, s, splits, fmaps, lay, pure=True)
+        states = [client.submit(_part_split, s, splits, fmaps, lay, width, pure=True)
                   for s in states]
         prev_fulls = fulls
     return [bk.tree(p, n_classes, n_values, n_levels) for bk in books]
