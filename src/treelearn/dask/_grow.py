@@ -165,9 +165,18 @@ def _second(x):
     return x[1]
 
 
-def _tree_sum(client, futures, split_every: int):
-    """The sum of the futures' arrays by a tree of ``split_every`` inputs per task."""
-    level = list(futures)
+def _tree_sum(client, futures, split_every: int, places: list | None = None):
+    """The sum of the futures' arrays by a tree of ``split_every`` inputs per task.
+
+    ``places`` (optional) groups the futures' indices by the worker that held their
+    partition when the fit began: each group is summed first, so its partial sum is made
+    where its inputs lie (the scheduler runs a task where most of its input bytes are) and
+    one histogram per worker crosses the network instead of one per partition. It is a
+    hint, not a pin: a worker lost since only makes a group's sum fetch its inputs."""
+    if places is None or len(places) < 2:
+        level = list(futures)
+    else:
+        level = [_tree_sum(client, [futures[i] for i in g], split_every) for g in places if g]
     while len(level) > 1:
         level = [client.submit(_sum, *level[i:i + split_every], pure=True)
                  for i in range(0, len(level), split_every)]

@@ -202,17 +202,34 @@ class _Book:
                          self.fmap_rows, p, n_classes, n_values, n_levels)
 
 
+def partition_places(client, states) -> list:
+    """The partitions' indices grouped by the worker holding their state (one wait: the
+    states are made; used to sum each worker's histograms first, see
+    :func:`treelearn.dask._grow._tree_sum`)."""
+    from distributed import wait
+
+    wait(states)
+    where = client.who_has(states)
+    groups: dict = {}
+    for i, f in enumerate(states):
+        held = where.get(f.key) or ("",)
+        groups.setdefault(sorted(held)[0], []).append(i)
+    return list(groups.values())
+
+
 def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: int, p: int,
                n_classes: int, n_levels, budget: int) -> list:
     """Grow the trees of ``books`` level by level (``states``: one future per partition, a
     tuple of one state per tree); returns their flat trees. A level's open nodes, every tree's
     together, are processed in groups whose histograms take at most ``budget`` bytes (one
-    node at least); the client waits once per level."""
+    node at least); the client waits once per level, and once before the first for the
+    states' places."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
     node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
     prev_fulls: list = []  # the previous level's full histograms, one future per group
     depth_now = 0
+    places = partition_places(client, states)
     while True:
         entries = [(t, q) for t, bk in enumerate(books) for q in bk.open_positions()]
         if not entries:
@@ -237,7 +254,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             spec = [(t, np.array(qs, dtype=np.int64)) for t, qs in spec]
             hist_futs = [client.submit(_part_hist, s, spec, n_cols, lay, pure=True)
                          for s in states] if built else []
-            summed = _tree_sum(client, hist_futs, split_every) if hist_futs \
+            summed = _tree_sum(client, hist_futs, split_every, places) if hist_futs \
                 else np.zeros((0, 1, 1))
             parent_at = {(t, q): books[t].where[books[t].plan_parent[q]]
                          for t, q in ents if books[t].plan_parent[q] >= 0}
