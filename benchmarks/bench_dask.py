@@ -115,6 +115,7 @@ def flights_case(client, n: int, rows: list) -> None:
     df, y, _ = flights(n)
     local = tl.DecisionTreeRegressor(splitter="hist", max_depth=10, selection="criterion",
                                      random_state=0)
+    local.fit(df, y)  # the kernels of large nodes compile on first use: timed the second fit
     t = time.perf_counter()
     local.fit(df, y)
     t_local = time.perf_counter() - t

@@ -49,6 +49,16 @@ def same_tree(a, b, rtol=1e-9):
     walk(0, 0)
 
 
+@pytest.fixture(params=[0.0, 1.0, np.inf], ids=["histograms", "rows when small", "rows"])
+def rows_limit(request, monkeypatch):
+    """Nodes built from histograms always, from rows when these are smaller (the default),
+    from rows always: the same tree each way."""
+    from treelearn.dask import _loop
+
+    monkeypatch.setattr(_loop, "ROWS_LIMIT", request.param)
+    return request.param
+
+
 def count_gathers(monkeypatch) -> list:
     """A list that grows by one at each ``Client.gather`` (the client's waits for results)."""
     waits: list = []
@@ -79,7 +89,7 @@ CHUNKS = {
 
 @pytest.mark.parametrize("chunks", list(CHUNKS))
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_classifier_grows_the_local_hist_tree(client, chunks, weighted):
+def test_the_classifier_grows_the_local_hist_tree(client, rows_limit, chunks, weighted):
     X, z, rng = _data()
     y = np.where(z > 0.5, "b", np.where(z < -0.5, "a", "c"))
     w = rng.integers(0, 4, len(y)).astype(float) if weighted else None
@@ -102,7 +112,7 @@ def test_the_classifier_grows_the_local_hist_tree(client, chunks, weighted):
 
 
 @pytest.mark.parametrize("criterion", ["squared_error", "sdr"])
-def test_the_regressor_grows_the_local_hist_tree_with_its_own_edges(client, criterion):
+def test_the_regressor_grows_the_local_hist_tree_with_its_own_edges(client, rows_limit, criterion):
     # every value of a partition fits its sample (at most 20,000 per partition): the merged
     # samples are the whole column, and the edges are the local binner's
     X, z, _ = _data(n=4000, seed=1)
@@ -152,7 +162,7 @@ def test_to_local_gives_every_reader_and_model_files(client, tmp_path):
 
 
 @pytest.mark.parametrize("n_levels", [6, 300])
-def test_category_columns_split_into_subsets_as_locally(client, n_levels):
+def test_category_columns_split_into_subsets_as_locally(client, rows_limit, n_levels):
     # a dask DataFrame with a category column (levels present in the data become the local
     # estimator's codes; 300 levels take two-byte bins) and holes: the local hist tree
     import dask.dataframe as dd
@@ -451,7 +461,7 @@ def _local_forest_trees(model, X, y, lam=1.0, sample_weight=None):
 
 
 @pytest.mark.parametrize("chunks", list(CHUNKS))
-def test_each_forest_tree_is_the_local_hist_tree_of_its_poisson_sample(client, chunks):
+def test_each_forest_tree_is_the_local_hist_tree_of_its_poisson_sample(client, rows_limit, chunks):
     X, z, rng = _data(n=3000, seed=21)
     y = np.digitize(z, [-0.5, 0.5])
     w = rng.integers(1, 4, size=3000).astype(float)
@@ -467,7 +477,7 @@ def test_each_forest_tree_is_the_local_hist_tree_of_its_poisson_sample(client, c
         same_tree(tree, want)
 
 
-def test_forest_regressor_trees_and_max_samples(client):
+def test_forest_regressor_trees_and_max_samples(client, rows_limit):
     X, z, _ = _data(n=2500, seed=22)
     model = DaskRandomForestRegressor(
         n_estimators=3, max_depth=5, min_samples_leaf=10, max_samples=0.5,

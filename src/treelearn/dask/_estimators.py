@@ -330,8 +330,8 @@ class _DaskBase:
             max_leaf_nodes=0, min_impurity_decrease=float(self.min_impurity_decrease),
             seed=settings.seed, missing=MISSING_LEARN)
         ip, fp = prm.arrays(total_w)
-        _, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
-                                    n_levels)
+        one, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
+                                      n_levels)
         nbins = lay[1]
         width = int(max(int(nbins.max()), 2)) + 2
         cfg = (is_cat, nbins.astype(np.int64),
@@ -339,9 +339,11 @@ class _DaskBase:
         cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
                    n_stats, n_values, width)
         n_cols = (n_stats if classification else 3) + int(weighted)
-        books = [_Book(p, settings.seed if s is None else s, 0) for s in seeds]
+        books = [_Book(p, settings.seed if s is None else s, 0, d["n"]) for s in seeds]
+        # a row of a small node as sent: bins, its index, class code or target, weight
+        row_bytes = one.shape[1] + 4 + (4 if classification else 8) + (8 if weighted else 0)
         return grow_trees(d["client"], states, books, cfg_all, n_cols, int(self.split_every),
-                          p, prm.n_classes, n_levels, int(self.histogram_budget))
+                          p, prm.n_classes, n_levels, int(self.histogram_budget), row_bytes)
 
     def _set_data(self, d: dict) -> None:
         self.is_categorical_ = d["is_cat"]

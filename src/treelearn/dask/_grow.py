@@ -6,8 +6,12 @@ result from its lineage. Per level:
 
 * ``_part_hist`` per partition: histograms of the level's nodes to build, from the partition's
   rows (grouped by node; a forest's partition holds one copy per tree of the rows in its
-  sample, so one task serves every tree of the pass);
-* ``_sum`` in a tree of ``split_every`` inputs: the partitions' histograms added;
+  sample, so one task serves every tree of the pass); of a small node (deep in a fully grown
+  tree, or a forest's) it sends the rows instead, which cost fewer bytes than one histogram
+  per partition (the constant cost per node: zeroing, adding and sending mostly empty
+  histograms);
+* ``_sum`` in a tree of ``split_every`` inputs: the partitions' histograms added, small
+  nodes' rows joined (the split task makes their histograms);
 * ``_split_level`` once, on a worker: the full histograms of the open nodes (built, or the
   parent's minus its built siblings'), each node's values and best split; it returns the small
   split records (what the client reads: one round trip per level) and keeps the full
@@ -35,23 +39,84 @@ from ..engine.levelwise import (
 )
 
 
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The row indices of the ranges ``[lo[j], hi[j])`` one after the other."""
+    lens = hi - lo
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+    return starts + np.arange(total)
+
+
+def _take(a, idx):
+    return None if a is None else a[idx]
+
+
 def _part_hist(state, builds, n_cols, lay):
-    """Histograms of one partition's nodes to build: ``builds`` lists ``(tree, positions)``
-    (positions index the tree's node ranges of the level), the trees' histograms stacked in
-    that order."""
+    """What one partition gives of the nodes to build: ``builds`` lists ``(tree, positions,
+    small)`` (positions index the tree's node ranges of the level; ``small`` marks nodes
+    whose rows cost fewer bytes than histograms). Returns ``(hists, rows)``: the histograms
+    of the other nodes stacked in order (None: none), and the small nodes' rows as
+    ``(node, bins, codes, targets, weights)`` with each row's index among the small nodes
+    (None: none)."""
     hoff, nbins, fcol, fwide = lay
-    out = []
-    for t, pos in builds:
+    hists, rows = [], []
+    k = 0
+    for t, pos, small in builds:
         B, C, R, W, lo, hi = state[t]
-        out.append(partition_histograms(B, C, R, W, lo[pos], hi[pos], hoff, fcol, fwide,
-                                        n_cols))
-    return out[0] if len(out) == 1 else np.concatenate(out)
+        big = pos[~small]
+        if big.size:
+            hists.append(partition_histograms(B, C, R, W, lo[big], hi[big], hoff, fcol,
+                                              fwide, n_cols))
+        few = pos[small]
+        if few.size:
+            idx = _ranges(lo[few], hi[few])
+            node = np.repeat(np.arange(k, k + few.size, dtype=np.int32), hi[few] - lo[few])
+            rows.append((node, B[idx], _take(C, idx), _take(R, idx), _take(W, idx)))
+            k += few.size
+    return (np.concatenate(hists) if hists else None,
+            _join_rows(rows) if rows else None)
 
 
-def _sum(*hists):
-    out = hists[0].copy()
-    for h in hists[1:]:
-        out += h
+def _join_rows(rows: list):
+    """Row packs of :func:`_part_hist` one after the other."""
+    if len(rows) == 1:
+        return rows[0]
+    return tuple(None if parts[0] is None else np.concatenate(parts)
+                 for parts in zip(*rows, strict=True))
+
+
+def _sum(*parts):
+    """Partitions' ``(hists, rows)`` added: histograms summed, rows joined."""
+    hs = [h for h, _ in parts if h is not None]
+    out = None
+    if hs:
+        out = hs[0].copy()
+        for h in hs[1:]:
+            out += h
+    rows = [r for _, r in parts if r is not None]
+    return out, (_join_rows(rows) if rows else None)
+
+
+def built_histograms(summed, kinds, n_small: int, n_cols: int, lay) -> np.ndarray:
+    """The histograms of a group's built nodes: ``kinds[b] >= 0`` is the index of node
+    ``b``'s among the summed histograms, ``-1 - s`` the small node ``s`` whose rows the
+    partitions sent (its histogram made here, from them, in partition order)."""
+    hists, rows = summed
+    hoff, nbins, fcol, fwide = lay
+    small = None
+    if n_small:
+        node, B, C, R, W = rows
+        order = np.argsort(node, kind="stable")
+        counts = np.bincount(node, minlength=n_small)
+        hi = np.cumsum(counts)
+        lo = hi - counts
+        small = partition_histograms(B[order], _take(C, order), _take(R, order),
+                                     _take(W, order), lo, hi, hoff, fcol, fwide, n_cols)
+    out = np.empty((len(kinds), int(hoff[-1]), n_cols))
+    for b, k in enumerate(kinds):
+        out[b] = hists[k] if k >= 0 else small[-1 - k]
     return out
 
 
@@ -66,8 +131,12 @@ def _empty_bufs(classification: bool, weighted: bool):
     return (b, b, c, c, r, r, w, w, v, v)
 
 
-def _split_level(built, plan, depth, nconst, perms, seeds, cfg_all, *prev_full):
+def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_all, n_cols,
+                 *prev_full):
     """A group of a level's open nodes: full histograms, values and splits.
+
+    ``summed``, ``kinds`` and ``n_small``: the built nodes' histograms and rows summed over
+    the partitions (:func:`built_histograms`).
 
     ``plan[j] = (build_index, (group, index), sibling builds)``: node ``j``'s histogram was
     built (``build_index >= 0``) or is its parent's full histogram (``prev_full[group]
@@ -83,8 +152,8 @@ def _split_level(built, plan, depth, nconst, perms, seeds, cfg_all, *prev_full):
      n_values, width) = cfg_all
     m = len(plan)
     btot = int(lay[0][-1])
-    H = built.shape[2] if built.size else prev_full[0].shape[2]
-    full = np.empty((m, btot, H))
+    built = built_histograms(summed, kinds, n_small, n_cols, lay)
+    full = np.empty((m, btot, n_cols))
     for j, (b, parent, sibs) in enumerate(plan):
         if b >= 0:
             full[j] = built[b]
@@ -191,6 +260,5 @@ def leaf_values(cstats: np.ndarray, cw: float, crit: int, classification: bool):
     return np.array([cstats[0] / cw]), imp
 
 
-__all__ = ["_part_hist", "_sum", "_split_level", "join_records", "_part_split", "_tree_sum",
-           "_first",
-           "_second", "leaf_values"]
+__all__ = ["_part_hist", "_sum", "built_histograms", "_split_level", "join_records",
+           "_part_split", "_tree_sum", "_first", "_second", "leaf_values"]

@@ -64,6 +64,12 @@ from ._grow import (
 #: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
 #: there); None in use.
 LEVEL_HOOK = None
+#: A node to build sends its rows from the partitions instead of a histogram per partition
+#: when its rows take at most this times the histograms' bytes (0: histograms always). Deep
+#: in a fully grown tree a node has few rows and a mostly empty histogram, which every
+#: partition would zero, fill and send, and every reduction add (forest of 20 trees, 2M x 28,
+#: depth 10: SEE_BENCH).
+ROWS_LIMIT = 1.0
 
 
 def _lost_data(exc: BaseException) -> RuntimeError:
@@ -124,8 +130,9 @@ def _node_groups(families: list, per_group: int) -> list:
 class _Book:
     """One tree's nodes and its current level, as the client grows them."""
 
-    def __init__(self, p: int, seed: int, key: int):
+    def __init__(self, p: int, seed: int, key: int, n_rows: int):
         self.seed, self.key = seed, key  # the tree's seed; its index in the draw keys
+        self.n_rows = n_rows
         self.parent, self.branch, self.depth = [-1], [0], [0]
         self.res_rows: list = [None]
         self.values: list = [None]
@@ -137,6 +144,11 @@ class _Book:
         self.level, self.is_open = [0], [True]
         self.build, self.plan_parent, self.sibs = [0], [-1], [()]
         self.where: dict = {}  # the previous level's open nodes: index -> (group, index)
+
+    def rows(self, q: int) -> int:
+        """The rows of node ``level[q]`` (the root: all of the data's, ``n_rows``)."""
+        v = self.values[self.level[q]]
+        return v[2] if isinstance(v, tuple) else self.n_rows
 
     def open_positions(self) -> list:
         return [q for q in range(len(self.level)) if self.is_open[q]]
@@ -218,12 +230,12 @@ def partition_places(client, states) -> list:
 
 
 def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: int, p: int,
-               n_classes: int, n_levels, budget: int) -> list:
+               n_classes: int, n_levels, budget: int, row_bytes: int) -> list:
     """Grow the trees of ``books`` level by level (``states``: one future per partition, a
     tuple of one state per tree); returns their flat trees. A level's open nodes, every tree's
     together, are processed in groups whose histograms take at most ``budget`` bytes (one
     node at least); the client waits once per level, and once before the first for the
-    states' places."""
+    states' places. ``row_bytes``: what a row of a small node costs to send."""
     (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
      n_values, width) = cfg_all
     node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
@@ -245,17 +257,34 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             ents = [entries[i] for i in group]
             built = [(t, q) for t, q in ents if books[t].build[q] >= 0]
             local = {(t, books[t].build[q]): i for i, (t, q) in enumerate(built)}
-            spec: list = []  # (tree, positions) runs, in the order of ``built``
-            for t, q in built:
+            # a node whose rows cost fewer bytes than a histogram from every partition
+            # sends its rows (see :data:`ROWS_LIMIT`)
+            small = [books[t].rows(q) * row_bytes <= ROWS_LIMIT * len(states) * node_bytes
+                     for t, q in built]
+            spec: list = []  # (tree, positions, small) runs, in the order of ``built``
+            for (t, q), sm in zip(built, small, strict=True):
                 if spec and spec[-1][0] == t:
                     spec[-1][1].append(q)
+                    spec[-1][2].append(sm)
                 else:
-                    spec.append((t, [q]))
-            spec = [(t, np.array(qs, dtype=np.int64)) for t, qs in spec]
+                    spec.append((t, [q], [sm]))
+            spec = [(t, np.array(qs, dtype=np.int64), np.array(sm, dtype=bool))
+                    for t, qs, sm in spec]
+            # built node b: its index among the histograms, or -1 - its index among the
+            # small nodes (each numbered in the order of ``built``, as _part_hist makes them)
+            kinds_arr = np.zeros(len(built), dtype=np.int64)
+            n_big = n_small = 0
+            for b, sm in enumerate(small):
+                if sm:
+                    kinds_arr[b] = -1 - n_small
+                    n_small += 1
+                else:
+                    kinds_arr[b] = n_big
+                    n_big += 1
             hist_futs = [client.submit(_part_hist, s, spec, n_cols, lay, pure=True)
                          for s in states] if built else []
             summed = _tree_sum(client, hist_futs, split_every, places) if hist_futs \
-                else np.zeros((0, 1, 1))
+                else (None, None)
             parent_at = {(t, q): books[t].where[books[t].plan_parent[q]]
                          for t, q in ents if books[t].plan_parent[q] >= 0}
             pgroups = sorted({pg for pg, _ in parent_at.values()})
@@ -270,9 +299,9 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             seeds = np.concatenate([node_seeds(books[t].seed, books[t].key,
                                                np.array([books[t].level[q]]))
                                     for t, q in ents])
-            outs.append(client.submit(_split_level, summed, plan, depths, nconsts, perms,
-                                      seeds, cfg_all, *[prev_fulls[pg] for pg in pgroups],
-                                      pure=True))
+            outs.append(client.submit(_split_level, summed, kinds_arr, n_small, plan, depths,
+                                      nconsts, perms, seeds, cfg_all, n_cols,
+                                      *[prev_fulls[pg] for pg in pgroups], pure=True))
             for i, e in enumerate(ents):
                 where[e] = (g, i)
         # one wait per level: every group's split records at once
