@@ -406,12 +406,13 @@ def test_a_small_histogram_budget_processes_nodes_in_groups_with_the_same_tree(
     groups = []
     real = dask_est._node_groups
 
-    def recorded(families, per_group):
-        out = real(families, per_group)
-        groups.append((out, families, per_group))
+    def recorded(families, sizes, budget):
+        out = real(families, sizes, budget)
+        groups.append((out, families, budget // node_bytes))
         return out
 
     monkeypatch.setattr(dask_est, "_node_groups", recorded)
+    monkeypatch.setattr(dask_est, "ROWS_LIMIT", 0.0)  # histograms for every node
     waits = count_gathers(monkeypatch)
     node_bytes = int(local.binner_.n_bins_.sum() + X.shape[1]) * 2 * 8  # bins + missing bins
     model = DaskDecisionTreeClassifier(max_depth=5, min_samples_leaf=20, random_state=0,
@@ -433,12 +434,15 @@ def test_node_groups_keep_families_together():
     from treelearn.dask._loop import _node_groups
 
     fams = [(0, 0), (0, 0), (0, 1), (0, 1), (0, 1), (0, 2)]
-    assert _node_groups(fams, 2) == [[0, 1], [2, 3, 4], [5]]
-    assert _node_groups(fams, 5) == [[0, 1, 2, 3, 4], [5]]
-    assert _node_groups([None], 1) == [[0]]
+    ones = [1.0] * 6
+    assert _node_groups(fams, ones, 2) == [[0, 1], [2, 3, 4], [5]]
+    assert _node_groups(fams, ones, 5) == [[0, 1, 2, 3, 4], [5]]
+    assert _node_groups([None], [1.0], 1) == [[0]]
     # nodes without siblings to subtract never hold a group together; trees' families differ
-    assert _node_groups([None, None, None], 2) == [[0, 1], [2]]
-    assert _node_groups([(0, 0), (1, 0), (1, 0)], 2) == [[0], [1, 2]]
+    assert _node_groups([None, None, None], [1.0] * 3, 2) == [[0, 1], [2]]
+    assert _node_groups([(0, 0), (1, 0), (1, 0)], [1.0] * 3, 2) == [[0], [1, 2]]
+    # sizes: rows of small nodes weigh less than histograms
+    assert _node_groups([None] * 4, [10.0, 1.0, 1.0, 10.0], 12.0) == [[0, 1, 2], [3]]
 
 
 # -- forests -------------------------------------------------------------------------------------

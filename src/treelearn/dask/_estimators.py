@@ -220,6 +220,40 @@ def _prepare_forest(X, y, w, binner, classes, is_cat, n_levels, lookups, seeds, 
     return tuple(out)
 
 
+def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarray,
+                 n_levels: np.ndarray, weighted: bool, total_w: float,
+                 min_impurity_decrease: float) -> tuple:
+    """What every task of the level loop reads: ``cfg_all`` (the table layout, bin edges,
+    categorical settings, criterion, stopping rules and search scratch sizes), the columns
+    of a histogram, the bytes of a row sent for a small node, and the number of classes
+    (1: regression). ``classes`` None: regression."""
+    classification = classes is not None
+    p = len(is_cat)
+    n_stats = len(classes) if classification else 2
+    n_values = len(classes) if classification else 1
+    prm = GrowParams(
+        crit=crit, n_stats=n_stats, n_values=n_values,
+        n_classes=len(classes) if classification else 1, max_depth=settings.max_depth,
+        min_samples_split=settings.min_samples_split,
+        min_samples_leaf=settings.min_samples_leaf,
+        min_weight_leaf=settings.min_weight_leaf, max_features=settings.max_features,
+        max_leaf_nodes=0, min_impurity_decrease=min_impurity_decrease,
+        seed=settings.seed, missing=MISSING_LEARN)
+    ip, fp = prm.arrays(total_w)
+    one, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
+                                  n_levels)
+    nbins = lay[1]
+    width = int(max(int(nbins.max()), 2)) + 2
+    cfg = (is_cat, nbins.astype(np.int64),
+           np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64))
+    cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
+               n_stats, n_values, width)
+    n_cols = (n_stats if classification else 3) + int(weighted)
+    # a row of a small node as sent: bins, its index, class code or target, weight
+    row_bytes = one.shape[1] + 4 + (4 if classification else 8) + (8 if weighted else 0)
+    return cfg_all, n_cols, row_bytes, prm.n_classes
+
+
 class _DaskBase:
     """What the Dask trees and forests share: reading the data, the level loop, prediction
     through the local estimator (not for direct use)."""
@@ -314,36 +348,14 @@ class _DaskBase:
               total_w: float) -> list:
         """The trees of ``seeds`` grown on the partition ``states`` (the level loop)."""
         settings = _resolve(template, d["n"], d["p"], np.array([total_w]))
-        classification = self._classification
-        classes, binner, is_cat, n_levels = d["classes"], d["binner"], d["is_cat"], \
-            d["n_levels"]
         p = d["p"]
         crit = template._criteria[self.criterion]
-        n_stats = len(classes) if classification else 2
-        n_values = len(classes) if classification else 1
-        prm = GrowParams(
-            crit=crit, n_stats=n_stats, n_values=n_values,
-            n_classes=len(classes) if classification else 1, max_depth=settings.max_depth,
-            min_samples_split=settings.min_samples_split,
-            min_samples_leaf=settings.min_samples_leaf,
-            min_weight_leaf=settings.min_weight_leaf, max_features=settings.max_features,
-            max_leaf_nodes=0, min_impurity_decrease=float(self.min_impurity_decrease),
-            seed=settings.seed, missing=MISSING_LEARN)
-        ip, fp = prm.arrays(total_w)
-        one, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
-                                      n_levels)
-        nbins = lay[1]
-        width = int(max(int(nbins.max()), 2)) + 2
-        cfg = (is_cat, nbins.astype(np.int64),
-               np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64))
-        cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
-                   n_stats, n_values, width)
-        n_cols = (n_stats if classification else 3) + int(weighted)
+        cfg_all, n_cols, row_bytes, n_classes = level_config(
+            crit, settings, d["classes"], d["binner"], d["is_cat"], d["n_levels"], weighted,
+            total_w, float(self.min_impurity_decrease))
         books = [_Book(p, settings.seed if s is None else s, 0, d["n"]) for s in seeds]
-        # a row of a small node as sent: bins, its index, class code or target, weight
-        row_bytes = one.shape[1] + 4 + (4 if classification else 8) + (8 if weighted else 0)
         return grow_trees(d["client"], states, books, cfg_all, n_cols, int(self.split_every),
-                          p, prm.n_classes, n_levels, int(self.histogram_budget), row_bytes)
+                          p, n_classes, d["n_levels"], int(self.histogram_budget), row_bytes)
 
     def _set_data(self, d: dict) -> None:
         self.is_categorical_ = d["is_cat"]

@@ -36,6 +36,7 @@ from ..engine.levelwise import (
     partition_histograms,
     partition_level,
     split_node,
+    split_node_rows,
 )
 
 
@@ -99,24 +100,28 @@ def _sum(*parts):
     return out, (_join_rows(rows) if rows else None)
 
 
-def built_histograms(summed, kinds, n_small: int, n_cols: int, lay) -> np.ndarray:
-    """The histograms of a group's built nodes: ``kinds[b] >= 0`` is the index of node
-    ``b``'s among the summed histograms, ``-1 - s`` the small node ``s`` whose rows the
-    partitions sent (its histogram made here, from them, in partition order)."""
-    hists, rows = summed
+def small_rows(summed, n_small: int):
+    """The rows the partitions sent of a group's small nodes, node after node (in partition
+    order within a node), and each small node's range ``[lo, hi)`` of them."""
+    node, B, C, R, W = summed[1]
+    order = np.argsort(node, kind="stable")
+    counts = np.bincount(node, minlength=n_small)
+    hi = np.cumsum(counts)
+    return (B[order], _take(C, order), _take(R, order), _take(W, order)), hi - counts, hi
+
+
+def built_histograms(summed, kinds, need, rows, n_cols: int, lay) -> dict:
+    """The histograms of a group's built nodes ``need``: ``kinds[b] >= 0`` is the index of
+    node ``b``'s among the summed histograms, ``-1 - s`` the small node ``s``, whose
+    histogram is made here from its rows (``rows``: :func:`small_rows`)."""
     hoff, nbins, fcol, fwide = lay
-    small = None
-    if n_small:
-        node, B, C, R, W = rows
-        order = np.argsort(node, kind="stable")
-        counts = np.bincount(node, minlength=n_small)
-        hi = np.cumsum(counts)
-        lo = hi - counts
-        small = partition_histograms(B[order], _take(C, order), _take(R, order),
-                                     _take(W, order), lo, hi, hoff, fcol, fwide, n_cols)
-    out = np.empty((len(kinds), int(hoff[-1]), n_cols))
-    for b, k in enumerate(kinds):
-        out[b] = hists[k] if k >= 0 else small[-1 - k]
+    out = {b: summed[0][kinds[b]] for b in need if kinds[b] >= 0}
+    few = [b for b in need if kinds[b] < 0]
+    if few:
+        (B, C, R, W), lo, hi = rows
+        s = np.array([-1 - kinds[b] for b in few], dtype=np.int64)
+        hists = partition_histograms(B, C, R, W, lo[s], hi[s], hoff, fcol, fwide, n_cols)
+        out.update(zip(few, hists, strict=True))
     return out
 
 
@@ -136,7 +141,9 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     """A group of a level's open nodes: full histograms, values and splits.
 
     ``summed``, ``kinds`` and ``n_small``: the built nodes' histograms and rows summed over
-    the partitions (:func:`built_histograms`).
+    the partitions (:func:`built_histograms`). A small built node that no sibling subtracts
+    is searched from its rows (:func:`treelearn.engine.levelwise.split_node_rows`) and gets
+    no full histogram: ``full`` holds the others', in order.
 
     ``plan[j] = (build_index, (group, index), sibling builds)``: node ``j``'s histogram was
     built (``build_index >= 0``) or is its parent's full histogram (``prev_full[group]
@@ -152,19 +159,34 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
      n_values, width) = cfg_all
     m = len(plan)
     btot = int(lay[0][-1])
-    built = built_histograms(summed, kinds, n_small, n_cols, lay)
-    full = np.empty((m, btot, n_cols))
+    sources = {sb for _, _, sibs in plan for sb in sibs}
+    # a small built node that no sibling subtracts is searched from its rows, without a full
+    # histogram; the others get one (built, or the parent's minus the built siblings')
+    by_rows = [b >= 0 and kinds[b] < 0 and b not in sources for b, _, _ in plan]
+    rows = small_rows(summed, n_small) if n_small else None
+    built = built_histograms(summed, kinds, sorted({b for b, _, _ in plan if b >= 0} | sources),
+                             rows, n_cols, lay)
+    full = np.empty((m - sum(by_rows), btot, n_cols))
+    at = np.cumsum([not r for r in by_rows]) - 1  # node j's index in ``full``
     for j, (b, parent, sibs) in enumerate(plan):
+        if by_rows[j]:
+            continue
         if b >= 0:
-            full[j] = built[b]
+            full[at[j]] = built[b]
         else:
-            full[j] = prev_full[parent[0]][parent[1]]
-            for s in sibs:
-                full[j] -= built[s]
+            full[at[j]] = prev_full[parent[0]][parent[1]]
+            for sb in sibs:
+                full[at[j]] -= built[sb]
+    del built
     p = len(lay[1])
     work = _work(0, p, n_stats, width, 1, False) + (
         np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
     bufs = _empty_bufs(classification, weighted)
+    if rows is not None:
+        (Bs, Cs, Rs, Ws), lo, hi = rows
+        Vs = Bs.view(np.uint64)
+        row_bufs = (Bs, Bs, Cs, Cs, Rs, Rs, Ws, Ws, Vs, Vs)
+        scratch = np.zeros((btot, n_cols))
     kmax = width
     res = np.zeros((m, N_L))
     values = np.zeros((m, n_values))
@@ -178,9 +200,16 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     for j in range(m):
         perm[:] = perms[j]
         rng[0] = seeds[j]
-        split_node(full[j], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg, costs,
-                   crit, iparams, fparams, work, classification, weighted, bufs, res[j],
-                   fmaps[j], values[j], cstats[j], cw[j], cn[j])
+        if by_rows[j]:
+            sm = -1 - kinds[plan[j][0]]
+            split_node_rows(row_bufs, lo[sm], hi[sm], scratch, np.int64(depth[j]),
+                            np.int64(nconst[j]), lay, edges, cfg, costs, crit, iparams,
+                            fparams, work, classification, weighted, res[j], fmaps[j],
+                            values[j], cstats[j], cw[j], cn[j])
+        else:
+            split_node(full[at[j]], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg,
+                       costs, crit, iparams, fparams, work, classification, weighted, bufs,
+                       res[j], fmaps[j], values[j], cstats[j], cw[j], cn[j])
         out_perms[j] = perm
     # the records as small as they can be: branches up to the widest split of the group,
     # level maps only as wide as the widest categorical split's (none: no columns)
@@ -260,5 +289,5 @@ def leaf_values(cstats: np.ndarray, cw: float, crit: int, classification: bool):
     return np.array([cstats[0] / cw]), imp
 
 
-__all__ = ["_part_hist", "_sum", "built_histograms", "_split_level", "join_records",
+__all__ = ["_part_hist", "_sum", "small_rows", "built_histograms", "_split_level", "join_records",
            "_part_split", "_tree_sum", "_first", "_second", "leaf_values"]

@@ -103,13 +103,15 @@ def _wait_all(client, futures):
         raise _lost_data(exc) from exc
 
 
-def _node_groups(families: list, per_group: int) -> list:
+def _node_groups(families: list, sizes: list, budget: float) -> list:
     """The level's open nodes (their family keys in order: equal keys for children of one
-    parent, None for a node without siblings to subtract) as groups of positions, at most
-    ``per_group`` nodes each, a family never apart (a sibling's histogram is subtracted
-    within its group); a family larger than ``per_group`` is a group of its own."""
+    parent, None for a node without siblings to subtract; ``sizes``: the bytes each needs
+    in the split task) as groups of positions of at most ``budget`` bytes, a family never
+    apart (a sibling's histogram is subtracted within its group); a family larger than
+    ``budget`` is a group of its own."""
     groups: list = []
     cur: list = []
+    held = 0.0
     i = 0
     while i < len(families):
         j = i + 1
@@ -117,10 +119,12 @@ def _node_groups(families: list, per_group: int) -> list:
             while j < len(families) and families[j] == families[i]:
                 j += 1
         family = list(range(i, j))
-        if cur and len(cur) + len(family) > per_group:
+        size = sum(sizes[k] for k in family)
+        if cur and held + size > budget:
             groups.append(cur)
-            cur = []
+            cur, held = [], 0.0
         cur = cur + family
+        held += size
         i = j
     if cur:
         groups.append(cur)
@@ -154,10 +158,14 @@ class _Book:
         return [q for q in range(len(self.level)) if self.is_open[q]]
 
     def record(self, q: int, j: int, rec: tuple, crit: int, classification: bool,
-               iparams: np.ndarray, width: int):
+               iparams: np.ndarray, has_full: bool):
         """Node ``level[q]`` (the ``j``-th open one) searched: its result ``rec``; returns its
         split for the partitions (or None) and its children as
-        ``(node, open, build, parent index, siblings)`` with provisional build ids."""
+        ``(node, open, build, parent index, siblings)`` with provisional build ids.
+        ``has_full``: the node has a full histogram to subtract a built child's from (else
+        every open child is built). Subtraction stays the rule where it can be: building
+        both small children from their rows (no histogram at all for either) sent more rows
+        and was no faster (20-tree pass, 2M x 28: 19-20 s against 18 s)."""
         res, vals, fmap, cstats, cw, cn, after = rec
         node = self.level[q]
         self.res_rows[node] = res
@@ -183,7 +191,8 @@ class _Book:
             kids.append((kid, int(round(cn[b]))))
         opens = [_may_split(c, self.depth[node] + 1, iparams) and c > 0 for _, c in kids]
         builds, sibs = [-1] * k, [()] * k
-        if k == 2 and all(opens):  # the smaller child is built, its sibling subtracted
+        if k == 2 and all(opens) and has_full:
+            # the smaller child is built, its sibling subtracted
             small = 0 if kids[0][1] <= kids[1][1] else 1
             builds[small] = 1
             sibs[1 - small] = (small,)
@@ -242,6 +251,8 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
     prev_fulls: list = []  # the previous level's full histograms, one future per group
     depth_now = 0
     places = partition_places(client, states)
+    # the most rows of a node built from its rows (see :data:`ROWS_LIMIT`)
+    small_max = ROWS_LIMIT * len(states) * node_bytes / row_bytes
     while True:
         entries = [(t, q) for t, bk in enumerate(books) for q in bk.open_positions()]
         if not entries:
@@ -251,7 +262,14 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
         depth_now += 1
         families = [(t, books[t].plan_parent[q]) if books[t].plan_parent[q] >= 0 else None
                     for t, q in entries]
-        groups = _node_groups(families, max(1, budget // node_bytes))
+        # what a node takes in the split task: a full histogram, or the rows of a small
+        # built node that no sibling subtracts
+        sources = {(t, sb) for t, q in entries for sb in books[t].sibs[q]}
+        sizes = [books[t].rows(q) * row_bytes
+                 if books[t].build[q] >= 0 and books[t].rows(q) <= small_max
+                 and (t, books[t].build[q]) not in sources else node_bytes
+                 for t, q in entries]
+        groups = _node_groups(families, sizes, budget)
         outs, where = [], {}
         for g, group in enumerate(groups):
             ents = [entries[i] for i in group]
@@ -259,8 +277,10 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             local = {(t, books[t].build[q]): i for i, (t, q) in enumerate(built)}
             # a node whose rows cost fewer bytes than a histogram from every partition
             # sends its rows (see :data:`ROWS_LIMIT`)
-            small = [books[t].rows(q) * row_bytes <= ROWS_LIMIT * len(states) * node_bytes
-                     for t, q in built]
+            small = [books[t].rows(q) <= small_max for t, q in built]
+            # ... and has no full histogram unless a sibling is subtracted from it
+            no_full = {e for e, sm in zip(built, small, strict=True)
+                       if sm and (e[0], books[e[0]].build[e[1]]) not in sources}
             spec: list = []  # (tree, positions, small) runs, in the order of ``built``
             for (t, q), sm in zip(built, small, strict=True):
                 if spec and spec[-1][0] == t:
@@ -285,8 +305,9 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
                          for s in states] if built else []
             summed = _tree_sum(client, hist_futs, split_every, places) if hist_futs \
                 else (None, None)
+            # the parents' full histograms, of the nodes that subtract (built nodes need none)
             parent_at = {(t, q): books[t].where[books[t].plan_parent[q]]
-                         for t, q in ents if books[t].plan_parent[q] >= 0}
+                         for t, q in ents if books[t].build[q] < 0}
             pgroups = sorted({pg for pg, _ in parent_at.values()})
             slot = {pg: i for i, pg in enumerate(pgroups)}
             plan = [(local.get((t, books[t].build[q]), -1),
@@ -302,8 +323,11 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             outs.append(client.submit(_split_level, summed, kinds_arr, n_small, plan, depths,
                                       nconsts, perms, seeds, cfg_all, n_cols,
                                       *[prev_fulls[pg] for pg in pgroups], pure=True))
-            for i, e in enumerate(ents):
-                where[e] = (g, i)
+            i = 0
+            for e in ents:  # the nodes' places in the group's full histograms
+                if e not in no_full:
+                    where[e] = (g, i)
+                    i += 1
         # one wait per level: every group's split records at once
         parts_ = _wait_all(client, [client.submit(_first, o, pure=True) for o in outs])
         fulls = [client.submit(_second, o, pure=True) for o in outs]
@@ -324,9 +348,10 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             t_where = {}
             for j, q in enumerate(opens):
                 i = e_index[(t, q)]
-                t_where[j] = where[(t, q)]
+                if (t, q) in where:
+                    t_where[j] = where[(t, q)]
                 split, k_kids = bk.record(q, j, tuple(r[i] for r in recs), crit,
-                                          classification, iparams, width)
+                                          classification, iparams, (t, q) in where)
                 if split is not None:
                     sp[q] = split
                     if split[2] != KIND_NUMERIC:

@@ -6,10 +6,12 @@ fit owns them in partitions and grows a tree one level at a time, with three kin
 1. per partition, :func:`partition_histograms`: the histograms of some of the level's nodes
    from the partition's rows (each partition keeps its rows grouped by node, a range per
    node, as the local grower does);
-2. once per level, on the summed histograms, :func:`split_level`: each open node's values,
+2. once per level, on the summed histograms, :func:`split_node` per node: its values,
    the stopping rules and the best split, with the local grower's own search
    (:func:`treelearn.engine.grow_hist.search_node_hist`, so the same histogram gives the same
-   split), and the children's statistics from the split feature's histogram;
+   split), and the children's statistics from the split feature's histogram; for a small
+   node, :func:`split_node_rows` from the node's rows, which the partitions sent instead of
+   histograms (each drawn feature's histogram built from them as the local grower does);
 3. per partition, :func:`partition_level`: the rows moved into their children's ranges
    (:func:`treelearn.engine.hist.mark_rows` and :func:`~treelearn.engine.hist.move_rows`).
 
@@ -17,7 +19,7 @@ Histograms are flat ``(n_bins_total, H)`` arrays as in :mod:`treelearn.engine.hi
 regression histogram always carries the squared targets, because a node's impurity is read
 from its histogram here (the local grower reads it from the rows).
 
-Results per node of :func:`split_level` (float64 ``res``, one row per node, ``L_*`` slots) and
+Results per node of :func:`split_node` (float64 ``res``, one row per node, ``L_*`` slots) and
 the level map of categorical splits (``fmap``, one row per node, indexed by bin).
 """
 
@@ -28,7 +30,15 @@ import numpy as np
 from .config import EPSILON, njit
 from .criteria import impurity_improvement, node_impurity
 from .grow_hist import search_node_hist
-from .hist import branch_of_bin, hist_rows, mark_rows, move_rows
+from .hist import (
+    branch_of_bin,
+    clear_bins,
+    hist_feature_rows,
+    hist_rows,
+    mark_rows,
+    mask_order,
+    move_rows,
+)
 from .levels import KIND_NUMERIC, R_KIND, R_LO, R_MB, R_NB, R_SCORE, R_THR
 from .nodes import P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, splittable
 
@@ -105,16 +115,29 @@ def child_stats(hist, f, hoff, nbins, kind, lo_bin, mb, fmap, k, n_stats, classi
 
 
 @njit
-def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fparams, work,
-               classification, weighted, bufs, res, fmap_out, values, cstats, cw, cn):
-    """One open node of a level: its values (``values``: class fractions or the mean), the
-    stopping rules, and the best split (``res``, ``fmap_out``) with its children's statistics
-    in ``cstats``, ``cw``, ``cn``. ``bufs`` are the local grower's row buffers, empty: the
-    search reads histograms only."""
-    hoff, nbins, fcol, fwide = lay
-    nstats = work[3]
+def rows_node_stats(C, R, W, lo, hi, n_stats, stats):
+    """A node's statistics (as :func:`hist_node_stats`) from its rows ``[lo, hi)``; returns
+    ``(weight, rows)``."""
+    for k in range(n_stats):
+        stats[k] = 0.0
+    wn = 0.0
+    for i in range(lo, hi):
+        x = 1.0 if W is None else W[i]
+        wn += x
+        if C is not None:
+            stats[C[i]] += x
+        if R is not None:
+            stats[0] += x * R[i]
+            stats[1] += x * R[i] * R[i]
+    return wn, np.int64(hi - lo)
+
+
+@njit
+def _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification, res,
+                values):
+    """A node's values and result row from its statistics; returns its impurity, or -1.0
+    when the stopping rules keep it a leaf."""
     S = nstats.shape[0]
-    wn, n = hist_node_stats(hist, hoff, S, classification, weighted, nstats)
     imp = node_impurity(nstats, wn, crit)
     if classification:
         for q in range(S):
@@ -128,13 +151,17 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
     res[L_SEEN] = 0.0
     res[L_NCONST] = nconst
     if not splittable(n, wn, imp, depth, iparams, fparams, EPSILON):
-        return
-    found, n_total = search_node_hist(bufs, 0, 0, 0, nconst, hist, False, lay, edges, cfg,
-                                      costs, wn, imp, crit, iparams, fparams, work, None,
-                                      classification, weighted, True)
-    res[L_NCONST] = n_total
-    if not found:
-        return
+        return -1.0
+    return imp
+
+
+@njit
+def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification, weighted,
+                 res, fmap_out, cstats, cw, cn):
+    """The found split into ``res`` and ``fmap_out``, its children's statistics from the
+    split feature's part of ``hist``, unless the impurity decrease is below the minimum."""
+    hoff, nbins, fcol, fwide = lay
+    S = nstats.shape[0]
     best = work[7]
     best_map = work[5]
     f = int(best[R_SCORE])
@@ -179,6 +206,61 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
     res[L_THR] = best[R_THR] if kind == KIND_NUMERIC else -2.0
     res[L_IMPROVEMENT] = improvement
     res[L_SEEN] = 1.0 if miss > 0.0 else 0.0
+
+
+@njit
+def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fparams, work,
+               classification, weighted, bufs, res, fmap_out, values, cstats, cw, cn):
+    """One open node of a level: its values (``values``: class fractions or the mean), the
+    stopping rules, and the best split (``res``, ``fmap_out``) with its children's statistics
+    in ``cstats``, ``cw``, ``cn``. ``bufs`` are the local grower's row buffers, empty: the
+    search reads histograms only."""
+    hoff = lay[0]
+    nstats = work[3]
+    wn, n = hist_node_stats(hist, hoff, nstats.shape[0], classification, weighted, nstats)
+    imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
+                      res, values)
+    if imp < 0.0:
+        return
+    found, n_total = search_node_hist(bufs, 0, 0, 0, nconst, hist, False, lay, edges, cfg,
+                                      costs, wn, imp, crit, iparams, fparams, work, None,
+                                      classification, weighted, True)
+    res[L_NCONST] = n_total
+    if found:
+        _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification,
+                     weighted, res, fmap_out, cstats, cw, cn)
+
+
+@njit
+def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs, crit,
+                    iparams, fparams, work, classification, weighted, res, fmap_out, values,
+                    cstats, cw, cn):
+    """:func:`split_node` for a small node from its rows ``[lo, hi)`` of ``bufs`` (the local
+    grower's small-node search: each drawn feature's histogram built from the rows into
+    ``scratch``, zero before and after, and searched). The same split as :func:`split_node`
+    on the rows' histogram, with statistics summed row by row."""
+    hoff, nbins, fcol, fwide = lay
+    B, _, C, _, R, _, W, _, _, _ = bufs
+    nstats = work[3]
+    wn, n = rows_node_stats(C, R, W, lo, hi, nstats.shape[0], nstats)
+    imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
+                      res, values)
+    if imp < 0.0:
+        return
+    found, n_total = search_node_hist(bufs, 0, lo, hi, nconst, scratch, True, lay, edges, cfg,
+                                      costs, wn, imp, crit, iparams, fparams, work, None,
+                                      classification, weighted, True)
+    res[L_NCONST] = n_total
+    if not found:
+        return
+    f = int(work[7][R_SCORE])
+    mask = work[17]
+    order = work[16]
+    hist_feature_rows(B, C, R, W, lo, hi, scratch, hoff, fcol, fwide, True, f, mask)
+    n_order = mask_order(mask, nbins[f] + 1, order)
+    _node_finish(scratch, nstats, wn, imp, lay, crit, fparams, work, classification, weighted,
+                 res, fmap_out, cstats, cw, cn)
+    clear_bins(scratch, hoff[f], order, n_order)
 
 
 @njit
@@ -227,5 +309,5 @@ def partition_level(B, C, R, W, V, lo, hi, splits, fmaps, lay):
     return Bd, Cd, Rd, Wd, kid_lo, kid_hi
 
 
-__all__ = ["partition_histograms", "split_node", "partition_level", "hist_node_stats",
-           "child_stats", "N_L"]
+__all__ = ["partition_histograms", "split_node", "split_node_rows", "partition_level",
+           "hist_node_stats", "rows_node_stats", "child_stats", "N_L"]
