@@ -289,12 +289,13 @@ def test_bad_input_is_named(client):
 # run a Ctrl-C test of the JIT pass took 22 s to stop instead of under 3 s. The lines only
 # they reach are few (the lost-data message).
 @pytest.mark.jit_only
-@pytest.mark.parametrize("when,forest", [(0, False), (2, False), (4, False), (2, True)])
+@pytest.mark.parametrize("when,forest", [(-1, False), (0, False), (2, False), (4, False),
+                                         (2, True)])
 def test_a_killed_worker_costs_time_not_the_tree(when, forest, tmp_path):
     # a cluster of two worker processes with nannies; one worker is killed (SIGKILL) before
-    # level ``when`` (0: right after binning; 4: the last level that splits; a forest: in its
-    # first pass); the scheduler recomputes what it held from the tasks' lineage and the fit
-    # gives the same trees
+    # level ``when`` (-1: while the partitions are binned; 0: right after; 4: the last level
+    # that splits; a forest: in its first pass); the scheduler recomputes what it held from
+    # the tasks' lineage and the fit gives the same trees
     import os
     import signal
     import threading

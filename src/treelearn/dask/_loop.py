@@ -61,8 +61,8 @@ from ._grow import (
     leaf_values,
 )
 
-#: Called as ``hook(level, client)`` before each level is submitted (tests kill a worker
-#: there); None in use.
+#: Called as ``hook(level, client)`` before each level is submitted, and with level -1 while
+#: the partitions are being read and binned (tests kill a worker there); None in use.
 LEVEL_HOOK = None
 #: A node to build sends its rows from the partitions instead of a histogram per partition
 #: when its rows take at most this times the histograms' bytes (0: histograms always). Deep
@@ -228,8 +228,12 @@ def partition_places(client, states) -> list:
     states are made; used to sum each worker's histograms first, see
     :func:`treelearn.dask._grow._tree_sum`)."""
     from distributed import wait
+    from distributed.client import CancelledError
 
-    wait(states)
+    try:
+        wait(states)
+    except CancelledError as exc:
+        raise _lost_data(exc) from exc
     where = client.who_has(states)
     groups: dict = {}
     for i, f in enumerate(states):
@@ -250,6 +254,8 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
     node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
     prev_fulls: list = []  # the previous level's full histograms, one future per group
     depth_now = 0
+    if LEVEL_HOOK is not None:  # tests: level -1, the partitions being read and binned
+        LEVEL_HOOK(-1, client)
     places = partition_places(client, states)
     # the most rows of a node built from its rows (see :data:`ROWS_LIMIT`)
     small_max = ROWS_LIMIT * len(states) * node_bytes / row_bytes
