@@ -282,6 +282,8 @@ def test_bad_input_is_named(client):
         DaskDecisionTreeRegressor().to_local()
     with pytest.raises(ValueError, match="NaN"):
         DaskDecisionTreeRegressor().fit(dX, da.from_array(np.full(200, np.nan), chunks=100))
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        DaskDecisionTreeRegressor().fit(dX[dX[:, 0] > -10], dz)
 
 
 # The tests with worker processes run in the JIT pass only. In CI's coverage pass (kernels as

@@ -88,6 +88,9 @@ def _blocks(X, y, w):
         raise ValueError(f"X must be 2-D, got {X.ndim} dimensions.")
     if not categories:
         categories = [None] * X.shape[1]
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X's row chunks have unknown sizes (after a filter, say); call "
+                         "X.compute_chunk_sizes() first.")
     X = X.rechunk({1: -1})
     if hasattr(y, "to_dask_array"):
         with warnings.catch_warnings():
@@ -353,7 +356,7 @@ class _DaskBase:
         cfg_all, n_cols, row_bytes, n_classes = level_config(
             crit, settings, d["classes"], d["binner"], d["is_cat"], d["n_levels"], weighted,
             total_w, float(self.min_impurity_decrease))
-        books = [_Book(p, settings.seed if s is None else s, 0, d["n"]) for s in seeds]
+        books = [_Book(p, settings.seed if s is None else s, d["n"]) for s in seeds]
         return grow_trees(d["client"], states, books, cfg_all, n_cols, int(self.split_every),
                           p, n_classes, d["n_levels"], int(self.histogram_budget), row_bytes)
 
@@ -521,8 +524,6 @@ class _DaskForest(_DaskBase):
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise TypeError(f"bootstrap must be a bool, got {self.bootstrap!r}.")
         d = self._read(X, y, sample_weight)
-        if np.isnan(d["offsets"]).any():  # pragma: no cover - _blocks asks for lengths
-            raise ValueError("X's row chunks have unknown sizes; call X.compute_chunk_sizes().")
         lam = self._poisson_mean(d["n"])
         rng = check_random_state(self.random_state)
         seeds = [int(rng.randint(MAX_INT)) for _ in range(self.n_estimators)]

@@ -134,8 +134,8 @@ def _node_groups(families: list, sizes: list, budget: float) -> list:
 class _Book:
     """One tree's nodes and its current level, as the client grows them."""
 
-    def __init__(self, p: int, seed: int, key: int, n_rows: int):
-        self.seed, self.key = seed, key  # the tree's seed; its index in the draw keys
+    def __init__(self, p: int, seed: int, n_rows: int):
+        self.seed = seed  # the tree's seed: its feature draws are keyed on it and the node
         self.n_rows = n_rows
         self.parent, self.branch, self.depth = [-1], [0], [0]
         self.res_rows: list = [None]
@@ -268,12 +268,14 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
         depth_now += 1
         families = [(t, books[t].plan_parent[q]) if books[t].plan_parent[q] >= 0 else None
                     for t, q in entries]
-        # what a node takes in the split task: a full histogram, or the rows of a small
-        # built node that no sibling subtracts
+        # a built node whose rows cost fewer bytes than a histogram from every partition
+        # sends its rows (see :data:`ROWS_LIMIT`); it gets no full histogram unless a
+        # sibling is subtracted from it. What a node takes in the split task follows.
+        small = {(t, q) for t, q in entries
+                 if books[t].build[q] >= 0 and books[t].rows(q) <= small_max}
         sources = {(t, sb) for t, q in entries for sb in books[t].sibs[q]}
-        sizes = [books[t].rows(q) * row_bytes
-                 if books[t].build[q] >= 0 and books[t].rows(q) <= small_max
-                 and (t, books[t].build[q]) not in sources else node_bytes
+        no_full = {(t, q) for t, q in small if (t, books[t].build[q]) not in sources}
+        sizes = [books[t].rows(q) * row_bytes if (t, q) in no_full else node_bytes
                  for t, q in entries]
         groups = _node_groups(families, sizes, budget)
         outs, where = [], {}
@@ -281,14 +283,9 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             ents = [entries[i] for i in group]
             built = [(t, q) for t, q in ents if books[t].build[q] >= 0]
             local = {(t, books[t].build[q]): i for i, (t, q) in enumerate(built)}
-            # a node whose rows cost fewer bytes than a histogram from every partition
-            # sends its rows (see :data:`ROWS_LIMIT`)
-            small = [books[t].rows(q) <= small_max for t, q in built]
-            # ... and has no full histogram unless a sibling is subtracted from it
-            no_full = {e for e, sm in zip(built, small, strict=True)
-                       if sm and (e[0], books[e[0]].build[e[1]]) not in sources}
             spec: list = []  # (tree, positions, small) runs, in the order of ``built``
-            for (t, q), sm in zip(built, small, strict=True):
+            for t, q in built:
+                sm = (t, q) in small
                 if spec and spec[-1][0] == t:
                     spec[-1][1].append(q)
                     spec[-1][2].append(sm)
@@ -300,8 +297,8 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             # small nodes (each numbered in the order of ``built``, as _part_hist makes them)
             kinds_arr = np.zeros(len(built), dtype=np.int64)
             n_big = n_small = 0
-            for b, sm in enumerate(small):
-                if sm:
+            for b, e in enumerate(built):
+                if e in small:
                     kinds_arr[b] = -1 - n_small
                     n_small += 1
                 else:
@@ -323,9 +320,12 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
             depths = [books[t].depth[books[t].level[q]] for t, q in ents]
             nconsts = [books[t].nconst[books[t].level[q]] for t, q in ents]
             perms = np.stack([books[t].perm[books[t].level[q]] for t, q in ents])
-            seeds = np.concatenate([node_seeds(books[t].seed, books[t].key,
-                                               np.array([books[t].level[q]]))
-                                    for t, q in ents])
+            # the nodes' draw seeds, one vector call per tree (the group's nodes come tree
+            # after tree)
+            seeds = np.concatenate([
+                node_seeds(books[t].seed, 0,
+                           np.array([books[t].level[q] for t2, q in ents if t2 == t]))
+                for t in dict.fromkeys(t for t, _ in ents)])
             outs.append(client.submit(_split_level, summed, kinds_arr, n_small, plan, depths,
                                       nconsts, perms, seeds, cfg_all, n_cols,
                                       *[prev_fulls[pg] for pg in pgroups], pure=True))
