@@ -583,6 +583,10 @@ def test_forest_bad_input_is_named(client):
         DaskRandomForestRegressor(max_samples=1.5).fit(dX, dz)
     with pytest.raises(ValueError, match="n_samples"):
         DaskRandomForestRegressor(max_samples=500).fit(dX, dz)
+    with pytest.raises(TypeError, match="max_samples must be None, an int or a float"):
+        DaskRandomForestRegressor(max_samples="half").fit(dX, dz)
+    with pytest.raises(ValueError, match="at least one tree"):
+        tl.RandomForestRegressor()._adopt([])
     with pytest.raises(ValueError, match="max_features"):
         DaskRandomForestRegressor(max_features=0).fit(dX, dz)
     with pytest.raises(ValueError, match="not fitted"):
