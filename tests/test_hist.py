@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 import treelearn as tl
 from treelearn.engine import grow_hist as _grow_hist
 from treelearn.engine import levels
-from treelearn.engine.binning import feature_edges
+from treelearn.engine.binning import feature_edges, table_layout
 from treelearn.engine.criteria import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
@@ -33,6 +33,7 @@ from treelearn.engine.criteria import (
 )
 from treelearn.engine.hist import (
     clear_bins,
+    clear_rows,
     hist_feature_rows,
     hist_node,
     hist_node_parallel,
@@ -40,6 +41,7 @@ from treelearn.engine.hist import (
     mask_order,
     move_rows,
     move_rows_parallel,
+    narrow,
     scan_hist_classes,
     scan_hist_two,
     subtract,
@@ -66,6 +68,39 @@ def test_binner_bins_are_counts_of_edges_below(rng):
     assert b.exact_.tolist() == [False, False, False, True]
     counts = np.bincount(B[:, 0], minlength=32)
     assert counts.min() > 0.5 * 5000 / 32 and counts.max() < 1.5 * 5000 / 32  # quantiles
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), p=st.integers(1, 5),
+       n_cat=st.integers(0, 2), holes=st.booleans())
+def test_table_bin_matrix_is_edges_below_codes_and_missing_bins(seed, n, p, n_cat, holes):
+    """The engine's bin matrix, numeric tables (the fast loop) and tables with categories
+    alike: a numeric value's bin counts its feature's edges below it, a category its code, a
+    hole the feature's missing bin (after its value bins)."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, p + n_cat)) * rng.integers(1, 40), 1).astype(np.float32)
+    n_levels = np.zeros(p + n_cat)
+    is_cat = np.zeros(p + n_cat, dtype=bool)
+    for j in range(p, p + n_cat):
+        L = int(rng.integers(1, 300))  # past 255 levels: two bytes
+        X[:, j] = rng.integers(0, L, size=n)
+        is_cat[j] = True
+        n_levels[j] = L
+    if holes:
+        X[rng.random(X.shape) < 0.2] = np.nan
+    binner = tl.Binner(max_bins=int(rng.integers(2, 256))).fit(X)
+    B, (hoff, nbins, fcol, fwide), _, _ = table_layout(X, binner, is_cat, n_levels)
+    for f in range(X.shape[1]):
+        col = X[:, f]
+        got = B[:, fcol[f]].astype(np.int64)
+        if fwide[f]:
+            got += B[:, fcol[f] + 1].astype(np.int64) << 8
+        if is_cat[f]:
+            want = np.where(np.isnan(col), n_levels[f], np.nan_to_num(col)).astype(np.int64)
+        else:
+            want = np.searchsorted(binner.bin_edges_[f], col, side="left")
+            want[np.isnan(col)] = binner.n_bins_[f]
+        np.testing.assert_array_equal(got, want)
+        assert nbins[f] == (n_levels[f] if is_cat[f] else binner.n_bins_[f])
 
 
 def test_binner_exact_values_and_rounding():
@@ -176,6 +211,37 @@ def test_hist_kernels_match_naive(seed, n, p, n_classes, weighted):
     rest = naive_hist(B[k:], y[k:], w[k:], n_features=p, n_bins=NB, n_classes=n_classes,
                       weighted=weighted)
     np.testing.assert_allclose(hist.reshape(ref.shape), rest, atol=1e-9)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), p=st.integers(1, 6),
+       n_classes=st.sampled_from([None, 2]), weighted=st.booleans(), wide=st.booleans())
+def test_hist_kernels_any_column_layout(seed, n, p, n_classes, weighted, wide):
+    """Features stored at other columns (shuffled, or one of them on two bytes): the general
+    loops of the histogram kernels, beside the fast one of the one-byte identity layout, give
+    the brute-force histogram, and clearing the rows leaves it zero."""
+    rng = np.random.default_rng(seed)
+    NB = 6
+    B, y, w = _rows(rng, n, p, NB, n_classes, weighted)
+    ref = naive_hist(B, y, w, n_features=p, n_bins=NB, n_classes=n_classes, weighted=weighted)
+    cols = rng.permutation(p)
+    fwide = np.zeros(p, dtype=np.bool_)
+    width = p + 1
+    if wide:
+        fwide[p - 1] = True
+        cols = np.arange(p)
+    stored = np.zeros((n, width), dtype=np.uint8)
+    stored[:, cols] = B[:, :p]  # a wide feature's high byte (column p) stays 0
+    C = y.astype(np.int32) if n_classes else None
+    R = None if n_classes else y.astype(np.float64)
+    W = w if weighted else None
+    hoff = np.arange(p + 1, dtype=np.int64) * NB
+    fcol = cols.astype(np.int64)
+    assert narrow(fcol, fwide) == (not wide and np.array_equal(cols, np.arange(p)))
+    hist = np.full((p * NB, ref.shape[2]), 99.0)
+    hist_node(stored, C, R, W, 0, n, hist, hoff, fcol, fwide, False)
+    np.testing.assert_allclose(hist.reshape(ref.shape), ref, rtol=1e-12, atol=1e-12)
+    clear_rows(stored, 0, n, hist, hoff, fcol, fwide)
+    assert not hist.any()
 
 
 CRITS = [(c, 3) for c in ("gini", "entropy", "misclassification", "gain_ratio", "chi2")] + \

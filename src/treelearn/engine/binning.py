@@ -30,12 +30,30 @@ from numbers import Integral
 import numpy as np
 
 from .._interrupt import check as check_interrupt
-from .config import X_DTYPE, pjit, prange
+from .config import X_DTYPE, pjit, prange, tiny
 
 #: Width of the padded edge table: 255 real edges at most, then +inf, so the branch-free search
 #: below takes exactly eight steps.
 EDGE_TABLE_WIDTH = 256
 _BLOCK = 4096
+
+
+@tiny
+def edge_bin(edges, f, x):
+    """The bin of value ``x`` (not NaN) of feature ``f``: how many of its edges (row ``f`` of
+    the padded (n_features, 256) table, flattened) lie below ``x``. Eight branch-free steps (a
+    comparison added, not branched on: the outcome is unpredictable, and a mispredicted branch
+    costs more than the whole step); unsigned offsets need no negative-index checks."""
+    e = f * 256
+    pos = np.uint64(edges[e + 127] < x) << np.uint64(7)
+    pos |= np.uint64(edges[e + pos + 63] < x) << np.uint64(6)
+    pos |= np.uint64(edges[e + pos + 31] < x) << np.uint64(5)
+    pos |= np.uint64(edges[e + pos + 15] < x) << np.uint64(4)
+    pos |= np.uint64(edges[e + pos + 7] < x) << np.uint64(3)
+    pos |= np.uint64(edges[e + pos + 3] < x) << np.uint64(2)
+    pos |= np.uint64(edges[e + pos + 1] < x) << np.uint64(1)
+    pos |= np.uint64(edges[e + pos] < x)
+    return np.uint8(pos)
 
 
 @pjit
@@ -56,18 +74,7 @@ def bin_matrix(X, edges, missing_bin, out):
                 if np.isnan(x):
                     out[i, f] = missing_bin
                     continue
-                # Eight branch-free steps (a comparison added, not branched on: the outcome is
-                # unpredictable, and a mispredicted branch costs more than the whole step).
-                e = f * 256
-                pos = np.uint64(edges[e + 127] < x) << np.uint64(7)
-                pos |= np.uint64(edges[e + pos + 63] < x) << np.uint64(6)
-                pos |= np.uint64(edges[e + pos + 31] < x) << np.uint64(5)
-                pos |= np.uint64(edges[e + pos + 15] < x) << np.uint64(4)
-                pos |= np.uint64(edges[e + pos + 7] < x) << np.uint64(3)
-                pos |= np.uint64(edges[e + pos + 3] < x) << np.uint64(2)
-                pos |= np.uint64(edges[e + pos + 1] < x) << np.uint64(1)
-                pos |= np.uint64(edges[e + pos] < x)
-                out[i, f] = pos
+                out[i, f] = edge_bin(edges, f, x)
 
 
 @pjit
@@ -297,6 +304,18 @@ def table_bins(X, edges, is_cat, fcol, fwide, nbins, luts, lutoff, out):
     ``nbins[f]`` for a missing value."""
     n, p = X.shape
     n_blocks = (n + _BLOCK - 1) // _BLOCK
+    numeric = True
+    for f in range(p):
+        numeric = numeric and not is_cat[f] and fcol[f] == f
+    if numeric:
+        # without the per-cell category and width tests (1M x 28: 0.59 s -> 0.43 s)
+        for blk in prange(n_blocks):
+            stop = min(n, (blk + 1) * _BLOCK)
+            for i in range(blk * _BLOCK, stop):
+                for f in range(p):
+                    x = X[i, f]
+                    out[i, f] = nbins[f] if np.isnan(x) else edge_bin(edges, f, x)
+        return
     for blk in prange(n_blocks):
         stop = min(n, (blk + 1) * _BLOCK)
         for i in range(blk * _BLOCK, stop):
@@ -309,16 +328,7 @@ def table_bins(X, edges, is_cat, fcol, fwide, nbins, luts, lutoff, out):
                     if lutoff[f + 1] > lutoff[f]:
                         b = luts[lutoff[f] + b]
                 else:
-                    e = f * 256
-                    pos = np.uint64(edges[e + 127] < x) << np.uint64(7)
-                    pos |= np.uint64(edges[e + pos + 63] < x) << np.uint64(6)
-                    pos |= np.uint64(edges[e + pos + 31] < x) << np.uint64(5)
-                    pos |= np.uint64(edges[e + pos + 15] < x) << np.uint64(4)
-                    pos |= np.uint64(edges[e + pos + 7] < x) << np.uint64(3)
-                    pos |= np.uint64(edges[e + pos + 3] < x) << np.uint64(2)
-                    pos |= np.uint64(edges[e + pos + 1] < x) << np.uint64(1)
-                    pos |= np.uint64(edges[e + pos] < x)
-                    b = np.int64(pos)
+                    b = np.int64(edge_bin(edges, f, x))
                 c = fcol[f]
                 out[i, c] = np.uint8(b & 255)
                 if fwide[f]:

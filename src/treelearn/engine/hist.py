@@ -76,9 +76,23 @@ def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
 
 
 @noref
+def narrow(fcol, fwide):
+    """Whether every feature is one byte in its own column (``fcol[f] == f``; no category of
+    over 255 levels), as in every table without such a category. Checked per call (p
+    look-ups) by the kernels whose work is rows x features."""
+    for f in range(fcol.shape[0]):
+        if fwide[f] or fcol[f] != f:
+            return False
+    return True
+
+
+@noref
 def hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, f0, f1):
     """:func:`hist_rows` for features ``f0 .. f1 - 1`` only (a small node's histogram is
     built one drawn feature at a time: a forest draws a few of many)."""
+    if narrow(fcol, fwide):
+        _hist_rows_narrow(B, C, R, W, lo, hi, hist, hoff, sign, sq, f0, f1)
+        return
     H = hist.shape[1]
     cnt = H - 1
     for i in range(lo, hi):
@@ -104,6 +118,40 @@ def hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, f0, f1
                 if fwide[f]:
                     b += np.int64(B[i, fcol[f] + 1]) << 8
                 r = hoff[f] + b
+                hist[r, 0] += x
+                hist[r, 1] += xy
+                if sq:
+                    hist[r, 2] += xyy
+                if W is not None:
+                    hist[r, cnt] += sign
+
+
+@noref
+def _hist_rows_narrow(B, C, R, W, lo, hi, hist, hoff, sign, sq, f0, f1):
+    """:func:`hist_rows_cols` where every feature is one byte in its own column. Without the
+    per-cell column and width look-ups, and with unsigned indices (a signed index costs a
+    negative-index test per cell), 1M x 28 with two classes takes 0.055 s on one core and
+    0.039 s on two, against 0.21 s and 0.11 s: most of the histogram splitter's slowdown on
+    numeric data since tables joined the engine."""
+    H = hist.shape[1]
+    cnt = H - 1
+    for i in range(lo, hi):
+        x = sign
+        if W is not None:
+            x = sign * W[i]
+        if C is not None:
+            k = np.uint64(C[i])
+            for f in range(f0, f1):
+                r = np.uint64(hoff[f]) + np.uint64(B[i, f])
+                hist[r, k] += x
+                if W is not None:
+                    hist[r, cnt] += sign
+        if R is not None:
+            y = R[i]
+            xy = x * y
+            xyy = xy * y
+            for f in range(f0, f1):
+                r = np.uint64(hoff[f]) + np.uint64(B[i, f])
                 hist[r, 0] += x
                 hist[r, 1] += xy
                 if sq:
@@ -210,6 +258,13 @@ def clear_rows(B, lo, hi, hist, hoff, fcol, fwide):
 def clear_rows_cols(B, lo, hi, hist, hoff, fcol, fwide, f0, f1):
     """:func:`clear_rows` for features ``f0 .. f1 - 1`` only."""
     H = hist.shape[1]
+    if narrow(fcol, fwide):
+        for i in range(lo, hi):
+            for f in range(f0, f1):
+                r = hoff[f] + np.int64(B[i, f])
+                for c in range(H):
+                    hist[r, c] = 0.0
+        return
     for i in range(lo, hi):
         for f in range(f0, f1):
             b = np.int64(B[i, fcol[f]])
