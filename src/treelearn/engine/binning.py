@@ -43,15 +43,16 @@ def edge_bin(edges, f, x):
     """The bin of value ``x`` (not NaN) of feature ``f``: how many of its edges (row ``f`` of
     the padded (n_features, 256) table, flattened) lie below ``x``. Eight branch-free steps (a
     comparison added, not branched on: the outcome is unpredictable, and a mispredicted branch
-    costs more than the whole step); unsigned offsets need no negative-index checks."""
-    e = f * 256
-    pos = np.uint64(edges[e + 127] < x) << np.uint64(7)
-    pos |= np.uint64(edges[e + pos + 63] < x) << np.uint64(6)
-    pos |= np.uint64(edges[e + pos + 31] < x) << np.uint64(5)
-    pos |= np.uint64(edges[e + pos + 15] < x) << np.uint64(4)
-    pos |= np.uint64(edges[e + pos + 7] < x) << np.uint64(3)
-    pos |= np.uint64(edges[e + pos + 3] < x) << np.uint64(2)
-    pos |= np.uint64(edges[e + pos + 1] < x) << np.uint64(1)
+    costs more than the whole step). Every offset is unsigned, so no index needs a negative-index
+    test (a signed ``f * 256`` made the sums signed: 1M x 28 on two threads, 0.38 s -> 0.33 s)."""
+    e = np.uint64(f) * np.uint64(256)
+    pos = np.uint64(edges[e + np.uint64(127)] < x) << np.uint64(7)
+    pos |= np.uint64(edges[e + pos + np.uint64(63)] < x) << np.uint64(6)
+    pos |= np.uint64(edges[e + pos + np.uint64(31)] < x) << np.uint64(5)
+    pos |= np.uint64(edges[e + pos + np.uint64(15)] < x) << np.uint64(4)
+    pos |= np.uint64(edges[e + pos + np.uint64(7)] < x) << np.uint64(3)
+    pos |= np.uint64(edges[e + pos + np.uint64(3)] < x) << np.uint64(2)
+    pos |= np.uint64(edges[e + pos + np.uint64(1)] < x) << np.uint64(1)
     pos |= np.uint64(edges[e + pos] < x)
     return np.uint8(pos)
 
@@ -308,7 +309,8 @@ def table_bins(X, edges, is_cat, fcol, fwide, nbins, luts, lutoff, out):
     for f in range(p):
         numeric = numeric and not is_cat[f] and fcol[f] == f
     if numeric:
-        # without the per-cell category and width tests (1M x 28: 0.59 s -> 0.43 s)
+        # without the per-cell category and width tests (1M x 28 with the unsigned search:
+        # the table's bin matrix in 0.35 s, was 0.59 s)
         for blk in prange(n_blocks):
             stop = min(n, (blk + 1) * _BLOCK)
             for i in range(blk * _BLOCK, stop):

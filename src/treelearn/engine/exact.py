@@ -527,17 +527,20 @@ def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip, only=-1
     Branch-free: every entry is written both to the left cursor (in place, which never passes
     the read position) and to the right buffer, and only the matching cursor advances; the
     side of an entry is unpredictable, and a mispredicted branch costs more than the writes.
+    Positions are unsigned: a signed index costs a negative-index test per access (300k x 28,
+    two classes: 0.11 s against 0.15-0.17 s).
     """
     f0 = 0 if only < 0 else only
     f1 = V.shape[0] if only < 0 else only + 1
+    one = np.uint64(1)
     for f in range(f0, f1):
         if f == skip:
             continue
-        a = lo
-        b = 0
-        for i in range(lo, hi):
+        a = np.uint64(lo)
+        b = np.uint64(0)
+        for i in range(np.uint64(lo), np.uint64(hi)):
             s = I[f, i]
-            g = np.int64(bmap[s] == 0)
+            g = np.uint64(bmap[np.uint64(s)] == 0)
             v = V[f, i]
             I[f, a] = s
             V[f, a] = v
@@ -556,7 +559,7 @@ def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip, only=-1
                 W[f, a] = x
                 tw[b] = x
             a += g
-            b += 1 - g
+            b += one - g
         for i in range(b):
             I[f, a + i] = ti[i]
             V[f, a + i] = tv[i]
