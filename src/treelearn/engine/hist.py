@@ -75,6 +75,27 @@ def hist_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq):
                    hoff.shape[0] - 1)
 
 
+@tiny
+def _add_class(hist, r, k, x, W, sign, cnt):
+    """A row of class ``k`` and weight ``x`` into histogram row ``r`` (with weights, the row
+    count column too)."""
+    hist[r, k] += x
+    if W is not None:
+        hist[r, cnt] += sign
+
+
+@tiny
+def _add_target(hist, r, x, xy, xyy, sq, W, sign, cnt):
+    """A row of weight ``x``, weighted target ``xy`` and squared target ``xyy`` into
+    histogram row ``r``."""
+    hist[r, 0] += x
+    hist[r, 1] += xy
+    if sq:
+        hist[r, 2] += xyy
+    if W is not None:
+        hist[r, cnt] += sign
+
+
 @noref
 def narrow(fcol, fwide):
     """Whether every feature is one byte in its own column (``fcol[f] == f``; no category of
@@ -102,28 +123,13 @@ def hist_rows_cols(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sign, sq, f0, f1
         if C is not None:
             k = C[i]
             for f in range(f0, f1):
-                b = np.int64(B[i, fcol[f]])
-                if fwide[f]:
-                    b += np.int64(B[i, fcol[f] + 1]) << 8
-                r = hoff[f] + b
-                hist[r, k] += x
-                if W is not None:
-                    hist[r, cnt] += sign
+                _add_class(hist, hoff[f] + row_bin(B, i, fcol[f], fwide[f] != 0), k, x, W,
+                           sign, cnt)
         if R is not None:
             y = R[i]
-            xy = x * y
-            xyy = xy * y
             for f in range(f0, f1):
-                b = np.int64(B[i, fcol[f]])
-                if fwide[f]:
-                    b += np.int64(B[i, fcol[f] + 1]) << 8
-                r = hoff[f] + b
-                hist[r, 0] += x
-                hist[r, 1] += xy
-                if sq:
-                    hist[r, 2] += xyy
-                if W is not None:
-                    hist[r, cnt] += sign
+                _add_target(hist, hoff[f] + row_bin(B, i, fcol[f], fwide[f] != 0), x, x * y,
+                            x * y * y, sq, W, sign, cnt)
 
 
 @noref
@@ -142,22 +148,14 @@ def _hist_rows_narrow(B, C, R, W, lo, hi, hist, hoff, sign, sq, f0, f1):
         if C is not None:
             k = np.uint64(C[i])
             for f in range(f0, f1):
-                r = np.uint64(hoff[f]) + np.uint64(B[i, f])
-                hist[r, k] += x
-                if W is not None:
-                    hist[r, cnt] += sign
+                _add_class(hist, np.uint64(hoff[f]) + np.uint64(B[i, f]), k, x, W, sign, cnt)
         if R is not None:
             y = R[i]
             xy = x * y
             xyy = xy * y
             for f in range(f0, f1):
-                r = np.uint64(hoff[f]) + np.uint64(B[i, f])
-                hist[r, 0] += x
-                hist[r, 1] += xy
-                if sq:
-                    hist[r, 2] += xyy
-                if W is not None:
-                    hist[r, cnt] += sign
+                _add_target(hist, np.uint64(hoff[f]) + np.uint64(B[i, f]), x, xy, xyy, sq, W,
+                            sign, cnt)
 
 
 @noref
