@@ -386,3 +386,71 @@ def test_compiled_loop_equals_the_python_twin(splitter, crit):
                     np.testing.assert_allclose(getattr(got, name), getattr(ref, name),
                                                rtol=1e-9, atol=1e-12,
                                                err_msg=f"{missing} {split} {name}")
+
+
+# -- the node table -> Tree arrays ------------------------------------------------------------
+
+
+def _naive_tree_arrays(ti, tf, cats, count):
+    """The Tree arrays as the node table's docstring defines them, node by node."""
+    from treelearn.engine import nodes as N
+
+    kids = {i: [] for i in range(count)}
+    for i in range(count):
+        if ti[i, N.N_PARENT] >= 0:
+            kids[ti[i, N.N_PARENT]].append((ti[i, N.N_BRANCH], i))
+    out = {k: [] for k in ("left", "right", "ptr", "child", "feature", "threshold", "cptr",
+                           "cat", "mb", "seen")}
+    out["ptr"].append(0)
+    out["cptr"].append(0)
+    for i in range(count):
+        children = [c for _, c in sorted(kids[i])]
+        inner = bool(children)
+        out["child"] += children
+        out["ptr"].append(len(out["child"]))
+        out["left"].append(children[0] if inner else -1)
+        out["right"].append(children[-1] if inner else -1)
+        out["feature"].append(ti[i, N.N_FEATURE] if inner else -2)
+        out["threshold"].append(tf[i, N.T_THRESHOLD] if inner else -2.0)
+        out["mb"].append(ti[i, N.N_MB] if inner else -2)
+        out["seen"].append(inner and ti[i, N.N_SEEN] != 0)
+        if inner:
+            off, n = ti[i, N.N_CATOFF], ti[i, N.N_CATLEN]
+            out["cat"] += list(cats[off:off + n])
+        out["cptr"].append(len(out["cat"]))
+    return out
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.booleans())
+def test_tree_arrays_equal_the_naive_reading_of_the_node_table(seed, count, best_first):
+    from treelearn.engine import nodes as N
+
+    rng = np.random.default_rng(seed)
+    ti = rng.integers(0, 5, (count + 3, N.N_ICOLS))  # spare rows: only `count` are read
+    tf = rng.normal(size=(count + 3, N.N_FCOLS))
+    ti[:, N.N_NB] = 0
+    ti[:, N.N_CATLEN] = rng.integers(0, 4, count + 3)
+    ti[0, N.N_PARENT] = -1
+    # children numbered after their parent, branches in any order (best-first: any order)
+    for i in range(1, count):
+        parent = int(rng.integers(0, i))
+        ti[i, N.N_PARENT] = parent
+        ti[i, N.N_BRANCH] = ti[parent, N.N_NB]
+        ti[parent, N.N_NB] += 1
+    if best_first:
+        for p in range(count):
+            mine = np.flatnonzero(ti[:count, N.N_PARENT] == p)
+            ti[mine, N.N_BRANCH] = rng.permutation(ti[mine, N.N_BRANCH])
+    store = rng.integers(0, 9, 200)
+    ti[:, N.N_CATOFF] = rng.integers(0, 190, count + 3)  # each map anywhere in the store
+    got = N.tree_arrays(ti, tf, store, count)
+    want = _naive_tree_arrays(ti, tf, store, count)
+    names = ("left", "right", "ptr", "child", "feature", "threshold", None, None, None,
+             "cptr", "cat", "mb", "seen")
+    for name, arr in zip(names, got, strict=True):
+        if name is not None:
+            np.testing.assert_array_equal(arr, np.asarray(want[name], dtype=arr.dtype),
+                                          err_msg=name)
+    np.testing.assert_array_equal(got[6], tf[:count, N.T_IMPURITY])
+    np.testing.assert_array_equal(got[7], ti[:count, N.N_NSAMP])
+    np.testing.assert_array_equal(got[8], tf[:count, N.T_WEIGHT])

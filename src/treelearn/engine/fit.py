@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._interrupt import check as check_interrupt
-from .._tree import TREE_LEAF, TREE_UNDEFINED, Tree
+from .._tree import Tree
 from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
@@ -36,21 +36,12 @@ from .levels import MISSING_C45, MISSING_M5, N_RES, workspace
 from .nodes import (
     G_ARENA,
     G_DONE,
-    N_BRANCH,
-    N_CATLEN,
-    N_CATOFF,
     N_FCOLS,
-    N_FEATURE,
     N_FPARAMS,
     N_GSTATE,
     N_ICOLS,
     N_IPARAMS,
-    N_MB,
-    N_NB,
-    N_NSAMP,
-    N_PARENT,
     N_SCOLS,
-    N_SEEN,
     P_ALPHA,
     P_AVERAGE_GAIN,
     P_CHUNK,
@@ -77,9 +68,6 @@ from .nodes import (
     S_HI,
     S_PARENT,
     S_SLOT,
-    T_IMPURITY,
-    T_THRESHOLD,
-    T_WEIGHT,
 )
 from .random import N_DRAW
 
@@ -305,44 +293,15 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
 
 
 def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
-    """The :class:`Tree` of a grower's node table."""
-    from .nodes import G_NODES
+    """The :class:`Tree` of a grower's node table (:func:`treelearn.engine.nodes.tree_arrays`)."""
+    from .nodes import G_NODES, tree_arrays
 
     count = int(gs[G_NODES])
-    ti = ti[:count]
-    tf = tf[:count]
-    nb = ti[:, N_NB]
-    ptr = np.zeros(count + 1, dtype=np.intp)
-    ptr[1:] = np.cumsum(nb)
-    child = np.empty(int(ptr[-1]), dtype=np.intp)
-    kids = np.flatnonzero(ti[:, N_PARENT] >= 0)
-    child[ptr[ti[kids, N_PARENT]] + ti[kids, N_BRANCH]] = kids
-    inner = nb > 0
-    first = np.full(count, TREE_LEAF, dtype=np.intp)
-    last = np.full(count, TREE_LEAF, dtype=np.intp)
-    first[inner] = child[ptr[:-1][inner]]
-    last[inner] = child[ptr[1:][inner] - 1]
-    ncat = np.where(inner, ti[:, N_CATLEN], 0)
-    cptr = np.zeros(count + 1, dtype=np.intp)
-    cptr[1:] = np.cumsum(ncat)
-    has = ncat > 0
-    if np.array_equal(ti[has, N_CATOFF], cptr[:-1][has]):
-        # Depth-first growth stores the maps in node order: the store is the array (a fully
-        # grown tree on a 300-level column holds millions of entries).
-        cat = cats[:int(cptr[-1])].astype(np.intp)
-    else:
-        # Each categorical node's level map, gathered from its offset in the store at once.
-        owner = np.repeat(np.arange(count), ncat)
-        within = np.arange(int(cptr[-1])) - cptr[owner]
-        cat = cats[ti[owner, N_CATOFF] + within].astype(np.intp)
-    feature = np.where(inner, ti[:, N_FEATURE], TREE_UNDEFINED)
-    threshold = np.where(inner, tf[:, T_THRESHOLD], float(TREE_UNDEFINED))
-    mb = np.where(inner, ti[:, N_MB], TREE_UNDEFINED)
-    tree = Tree(n_features, [n_classes], first, last, feature, threshold, tf[:, T_IMPURITY],
-                ti[:, N_NSAMP], tf[:, T_WEIGHT], tv[:count], branch_ptr=ptr,
-                branch_child=child, cat_ptr=cptr, cat_branch=cat, missing_branch=mb,
-                missing_seen=np.where(inner, ti[:, N_SEEN], 0).astype(bool), _trusted=True)
-    return tree
+    (left, right, ptr, child, feature, threshold, impurity, n_samples, weight, cptr, cat, mb,
+     seen) = tree_arrays(ti, tf, cats, count)
+    return Tree(n_features, [n_classes], left, right, feature, threshold, impurity, n_samples,
+                weight, tv[:count], branch_ptr=ptr, branch_child=child, cat_ptr=cptr,
+                cat_branch=cat, missing_branch=mb, missing_seen=seen, _trusted=True)
 
 
 def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,

@@ -77,6 +77,60 @@ def grow_rows(a, needed):
 
 
 @njit
+def tree_arrays(ti, tf, cats, count):
+    """The arrays of a :class:`treelearn._tree.Tree` from the first ``count`` rows of the node
+    table, in one pass per array (the same arrays built with NumPy took 13 ms per 68k-node
+    tree, under the GIL: a tenth of a forest's fit on two threads). Returns ``(left, right,
+    branch_ptr, branch_child, feature, threshold, impurity, n_samples, weight, cat_ptr,
+    cat_branch, missing_branch, missing_seen)``."""
+    ptr = np.zeros(count + 1, dtype=np.intp)
+    cptr = np.zeros(count + 1, dtype=np.intp)
+    for i in range(count):
+        nb = ti[i, N_NB]
+        ptr[i + 1] = ptr[i] + nb
+        cptr[i + 1] = cptr[i] + (ti[i, N_CATLEN] if nb > 0 else 0)
+    child = np.empty(ptr[count], dtype=np.intp)
+    cat = np.empty(cptr[count], dtype=np.intp)
+    left = np.empty(count, dtype=np.intp)
+    right = np.empty(count, dtype=np.intp)
+    feature = np.empty(count, dtype=np.intp)
+    threshold = np.empty(count)
+    impurity = np.empty(count)
+    weight = np.empty(count)
+    n_samples = np.empty(count, dtype=np.intp)
+    mb = np.empty(count, dtype=np.intp)
+    seen = np.zeros(count, dtype=np.bool_)
+    for i in range(count):
+        parent = ti[i, N_PARENT]
+        if parent >= 0:
+            child[ptr[parent] + ti[i, N_BRANCH]] = i
+        impurity[i] = tf[i, T_IMPURITY]
+        weight[i] = tf[i, T_WEIGHT]
+        n_samples[i] = ti[i, N_NSAMP]
+        if ti[i, N_NB] > 0:
+            feature[i] = ti[i, N_FEATURE]
+            threshold[i] = tf[i, T_THRESHOLD]
+            mb[i] = ti[i, N_MB]
+            seen[i] = ti[i, N_SEEN] != 0
+            off = ti[i, N_CATOFF]
+            for j in range(cptr[i + 1] - cptr[i]):
+                cat[cptr[i] + j] = cats[off + j]
+        else:
+            feature[i] = TREE_UNDEFINED
+            threshold[i] = TREE_UNDEFINED
+            mb[i] = TREE_UNDEFINED
+    for i in range(count):  # every child is placed now
+        if ptr[i + 1] > ptr[i]:
+            left[i] = child[ptr[i]]
+            right[i] = child[ptr[i + 1] - 1]
+        else:
+            left[i] = TREE_LEAF
+            right[i] = TREE_LEAF
+    return (left, right, ptr, child, feature, threshold, impurity, n_samples, weight, cptr, cat,
+            mb, seen)
+
+
+@njit
 def grow_vector(a, needed):
     """``a`` with at least ``needed`` entries (doubled when full)."""
     cap = a.shape[0]

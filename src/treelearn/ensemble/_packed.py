@@ -217,6 +217,38 @@ def binary_order(left, right, start, out_new):
 
 
 @njit
+def binary_records(left, right, feats, thr32, missing_branch, missing_seen, start, n_leaf,
+                   n_inner, rec, rec_f, order_all):
+    """Records ``start ...`` of one binary tree (the module docstring's layout) in
+    :func:`binary_order`; ``n_leaf``/``n_inner``: leaves and split nodes of the trees packed
+    before it (the slots go on from them); ``order_all[start + new] = old``. Returns the old
+    ids of the leaves in record order (their rows of ``leaf_value``)."""
+    n = left.shape[0]
+    new = np.empty(n, dtype=np.int64)
+    order = binary_order(left, right, start, new)
+    leaves = np.empty(n, dtype=np.int64)
+    nl = 0
+    for j in range(n):
+        old = order[j]
+        g = start + j
+        order_all[g] = old
+        if left[old] == TREE_LEAF:
+            rec[g, 0] = g
+            rec[g, 1] = 0
+            rec_f[g, 2] = np.float32(np.nan)
+            rec[g, 3] = n_leaf + nl
+            leaves[nl] = old
+            nl += 1
+        else:
+            rec[g, 0] = new[left[old]]
+            rec[g, 1] = (max(feats[old], 0) * 4 + np.int64(missing_seen[old]) * 2
+                         + np.int64(missing_branch[old] == 1))
+            rec_f[g, 2] = thr32[old]
+            rec[g, 3] = -2 - (n_inner + j - nl)
+    return leaves[:nl]
+
+
+@njit
 def preorder_ids(rec_i, roots, total, out):
     """``out[g]``: the preorder number (depth first, left first: the growers' and
     scikit-learn's numbering of depth-first trees) of packed node ``g`` within its tree."""
@@ -424,26 +456,13 @@ class PackedForest:
         n_inner = 0
         vals = []
         for k, t in enumerate(trees):
-            new = np.empty(t.node_count, dtype=np.int64)
-            order = binary_order(t.children_left, t.children_right, int(starts[k]), new)
-            left = t.children_left[order]
-            leaf = left == TREE_LEAF
-            ids = np.arange(int(starts[k]), int(starts[k + 1]))
-            n_here = int(leaf.sum())
-            rec[ids, 0] = np.where(leaf, ids, new[np.maximum(left, 0)])
-            nan_right = (t.missing_branch[order] == 1) & ~leaf
-            seen = t.missing_seen[order] & ~leaf
-            rec[ids, 1] = (np.where(leaf, 0, np.maximum(feats[k][order], 0)) * 4
-                           + seen * 2 + nan_right)
-            rec_f[ids, 2] = np.where(leaf, np.float32(np.nan), round_down_f32(t.threshold[order]))
-            slot = np.empty(ids.size, dtype=np.int64)
-            slot[leaf] = n_leaf + np.arange(n_here)
-            slot[~leaf] = -2 - (n_inner + np.arange(ids.size - n_here))
-            rec[ids, 3] = slot
-            order_all[ids] = order
-            vals.append(self._leaf_values(k, t, order[leaf]))
-            n_leaf += n_here
-            n_inner += ids.size - n_here
+            leaves = binary_records(t.children_left, t.children_right, feats[k],
+                                    round_down_f32(t.threshold), t.missing_branch,
+                                    t.missing_seen, int(starts[k]), n_leaf, n_inner, rec,
+                                    rec_f, order_all)
+            vals.append(self._leaf_values(k, t, leaves))
+            n_leaf += leaves.size
+            n_inner += t.node_count - leaves.size
         self.records = rec
         self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
         self.original = None
