@@ -77,33 +77,31 @@ def cases() -> dict[str, Case]:
     """Name -> (estimator factory, data kind, target kind, weighted)."""
     DTC, DTR = tl.DecisionTreeClassifier, tl.DecisionTreeRegressor
     out: dict[str, Case] = {}
+    def add(name, cls, kind, target, weighted, **kw):
+        out[name] = (lambda: cls(**kw), kind, target, weighted)
+
     for crit in ("gini", "entropy", "misclassification", "gain_ratio", "chi2"):
         for splitter in ("best", "random", "hist"):
-            out[f"dtc-{crit}-{splitter}"] = (
-                lambda c=crit, s=splitter: DTC(criterion=c, splitter=s, random_state=1),
-                "numeric", "cls", True)
+            add(f"dtc-{crit}-{splitter}", DTC, "numeric", "cls", True, criterion=crit,
+                splitter=splitter, random_state=1)
     for crit in ("squared_error", "absolute_error", "sdr"):
         for splitter in ("best", "hist"):
-            out[f"dtr-{crit}-{splitter}"] = (
-                lambda c=crit, s=splitter: DTR(criterion=c, splitter=s, random_state=1),
-                "numeric", "reg", True)
+            add(f"dtr-{crit}-{splitter}", DTR, "numeric", "reg", True, criterion=crit,
+                splitter=splitter, random_state=1)
     stops = {"depth3": {"max_depth": 3}, "leaf5": {"min_samples_leaf": 5},
              "split20": {"min_samples_split": 20}, "wleaf": {"min_weight_fraction_leaf": 0.02},
              "mid": {"min_impurity_decrease": 0.002}, "leaves9": {"max_leaf_nodes": 9},
              "feat2": {"max_features": 2}, "ccp": {"ccp_alpha": 0.004}}
     for name, params in stops.items():
         for splitter in ("best", "hist"):
-            out[f"dtc-{name}-{splitter}"] = (
-                lambda p=params, s=splitter: DTC(splitter=s, random_state=2, **p),
-                "numeric", "cls", False)
-            out[f"dtr-{name}-{splitter}"] = (
-                lambda p=params, s=splitter: DTR(splitter=s, random_state=2, **p),
-                "numeric", "reg", True)
+            add(f"dtc-{name}-{splitter}", DTC, "numeric", "cls", False, splitter=splitter,
+                random_state=2, **params)
+            add(f"dtr-{name}-{splitter}", DTR, "numeric", "reg", True, splitter=splitter,
+                random_state=2, **params)
     for missing in ("learn", "impute", "c45"):
         for splitter in ("best", "hist"):
-            out[f"dtc-holes-{missing}-{splitter}"] = (
-                lambda m=missing, s=splitter: DTC(missing=m, splitter=s, random_state=3),
-                "holes", "cls", True)
+            add(f"dtc-holes-{missing}-{splitter}", DTC, "holes", "cls", True, missing=missing,
+                splitter=splitter, random_state=3)
     out["dtr-holes-m5-best"] = (lambda: DTR(criterion="sdr", missing="m5"), "holes", "reg",
                                 False)
     for split in ("binary", "multiway"):
