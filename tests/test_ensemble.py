@@ -276,7 +276,8 @@ def test_binary_order_matches_its_twin(seed):
     X, y = _classification(120, 4, seed % 50)
     tree = tl.DecisionTreeClassifier(random_state=seed).fit(X, y).tree_
     new = np.empty(tree.node_count, dtype=np.int64)
-    order = binary_order(tree.children_left, tree.children_right, 5, new)
+    order = np.empty(tree.node_count, dtype=np.int64)
+    binary_order(tree.children_left, tree.children_right, 5, new, order)
     np.testing.assert_array_equal(order, _bfs_twin(tree.children_left, tree.children_right))
     np.testing.assert_array_equal(new[order], 5 + np.arange(tree.node_count))
 

@@ -76,58 +76,61 @@ def grow_rows(a, needed):
     return new
 
 
-@njit
-def tree_arrays(ti, tf, cats, count):
+def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int) -> tuple:
     """The arrays of a :class:`treelearn._tree.Tree` from the first ``count`` rows of the node
-    table, in one pass per array (the same arrays built with NumPy took 13 ms per 68k-node
-    tree, under the GIL: a tenth of a forest's fit on two threads). Returns ``(left, right,
-    branch_ptr, branch_child, feature, threshold, impurity, n_samples, weight, cat_ptr,
-    cat_branch, missing_branch, missing_seen)``."""
+    table: ``(left, right, branch_ptr, branch_child, feature, threshold, impurity, n_samples,
+    weight, cat_ptr, cat_branch, missing_branch, missing_seen)``.
+
+    The outputs are allocated here and filled by one compiled pass without the GIL
+    (:func:`fill_tree_arrays`): built with NumPy they took 13 ms per 68k-node tree under the
+    GIL (a tenth of a forest's fit on two threads), and a compiled function that allocates
+    and returns thirteen arrays took 3.1 s to compile, paid by every first fit; the fill
+    kernel compiles in a fraction of that."""
+    nb = ti[:count, N_NB]
     ptr = np.zeros(count + 1, dtype=np.intp)
+    np.cumsum(nb, out=ptr[1:])
     cptr = np.zeros(count + 1, dtype=np.intp)
-    for i in range(count):
-        nb = ti[i, N_NB]
-        ptr[i + 1] = ptr[i] + nb
-        cptr[i + 1] = cptr[i] + (ti[i, N_CATLEN] if nb > 0 else 0)
+    np.cumsum(np.where(nb > 0, ti[:count, N_CATLEN], 0), out=cptr[1:])
     child = np.empty(ptr[count], dtype=np.intp)
     cat = np.empty(cptr[count], dtype=np.intp)
-    left = np.empty(count, dtype=np.intp)
-    right = np.empty(count, dtype=np.intp)
-    feature = np.empty(count, dtype=np.intp)
-    threshold = np.empty(count)
-    impurity = np.empty(count)
-    weight = np.empty(count)
-    n_samples = np.empty(count, dtype=np.intp)
-    mb = np.empty(count, dtype=np.intp)
+    ints = np.empty((5, count), dtype=np.intp)  # left, right, feature, n_samples, missing
+    floats = np.empty((3, count))  # threshold, impurity, weight
     seen = np.zeros(count, dtype=np.bool_)
+    fill_tree_arrays(ti, tf, cats, np.int64(count), ptr, cptr, child, cat, ints, floats, seen)
+    return (ints[0], ints[1], ptr, child, ints[2], floats[0], floats[1], ints[3], floats[2],
+            cptr, cat, ints[4], seen)
+
+
+@noref
+def fill_tree_arrays(ti, tf, cats, count, ptr, cptr, child, cat, ints, floats, seen):
+    """Fill :func:`tree_arrays`' outputs (``ptr``/``cptr`` given): ``ints`` rows left, right,
+    feature, n_samples, missing branch; ``floats`` rows threshold, impurity, weight."""
     for i in range(count):
         parent = ti[i, N_PARENT]
         if parent >= 0:
             child[ptr[parent] + ti[i, N_BRANCH]] = i
-        impurity[i] = tf[i, T_IMPURITY]
-        weight[i] = tf[i, T_WEIGHT]
-        n_samples[i] = ti[i, N_NSAMP]
+        floats[1, i] = tf[i, T_IMPURITY]
+        floats[2, i] = tf[i, T_WEIGHT]
+        ints[3, i] = ti[i, N_NSAMP]
         if ti[i, N_NB] > 0:
-            feature[i] = ti[i, N_FEATURE]
-            threshold[i] = tf[i, T_THRESHOLD]
-            mb[i] = ti[i, N_MB]
+            ints[2, i] = ti[i, N_FEATURE]
+            floats[0, i] = tf[i, T_THRESHOLD]
+            ints[4, i] = ti[i, N_MB]
             seen[i] = ti[i, N_SEEN] != 0
             off = ti[i, N_CATOFF]
             for j in range(cptr[i + 1] - cptr[i]):
                 cat[cptr[i] + j] = cats[off + j]
         else:
-            feature[i] = TREE_UNDEFINED
-            threshold[i] = TREE_UNDEFINED
-            mb[i] = TREE_UNDEFINED
+            ints[2, i] = TREE_UNDEFINED
+            floats[0, i] = TREE_UNDEFINED
+            ints[4, i] = TREE_UNDEFINED
     for i in range(count):  # every child is placed now
         if ptr[i + 1] > ptr[i]:
-            left[i] = child[ptr[i]]
-            right[i] = child[ptr[i + 1] - 1]
+            ints[0, i] = child[ptr[i]]
+            ints[1, i] = child[ptr[i + 1] - 1]
         else:
-            left[i] = TREE_LEAF
-            right[i] = TREE_LEAF
-    return (left, right, ptr, child, feature, threshold, impurity, n_samples, weight, cptr, cat,
-            mb, seen)
+            ints[0, i] = TREE_LEAF
+            ints[1, i] = TREE_LEAF
 
 
 @njit

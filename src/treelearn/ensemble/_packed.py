@@ -49,7 +49,7 @@ import numpy as np
 
 from .._interrupt import check as check_interrupt
 from .._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree, _branch_of
-from ..engine.config import X_DTYPE, get_num_threads, njit, pjit, prange, tiny
+from ..engine.config import X_DTYPE, get_num_threads, njit, noref, pjit, prange, tiny
 from ..engine.criteria import node_impurity
 
 #: Row-tree walks per kernel call (about 0.1-0.3 s on one core for fully grown trees).
@@ -192,14 +192,11 @@ def forest_apply(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr
                                      cat_ptr, cat_branch, missing_branch) - root
 
 
-@njit
-def binary_order(left, right, start, out_new):
+@noref
+def binary_order(left, right, start, out_new, order):
     """Renumber one binary tree (local ids, ``left == -1`` at leaves) so that siblings are
     adjacent: breadth first, the root first, then each internal node's two children as a
-    pair. ``out_new[old] = start + new``; returns the queue, i.e. the old id of every new id.
-    """
-    n = left.shape[0]
-    order = np.empty(n, dtype=np.int64)
+    pair. ``out_new[old] = start + new``, ``order[new] = old`` (the queue)."""
     order[0] = 0
     out_new[0] = start
     head = 0
@@ -213,20 +210,20 @@ def binary_order(left, right, start, out_new):
             order[tail + 1] = right[old]
             out_new[right[old]] = start + tail + 1
             tail += 2
-    return order
 
 
-@njit
+# Compiled without allocation or a returned array: the version that allocated its work and
+# returned the leaves took 1.5 s to compile, paid by a user's first forest.
+@noref
 def binary_records(left, right, feats, thr32, missing_branch, missing_seen, start, n_leaf,
-                   n_inner, rec, rec_f, order_all):
+                   n_inner, rec, rec_f, order_all, new, order, leaves):
     """Records ``start ...`` of one binary tree (the module docstring's layout) in
     :func:`binary_order`; ``n_leaf``/``n_inner``: leaves and split nodes of the trees packed
-    before it (the slots go on from them); ``order_all[start + new] = old``. Returns the old
-    ids of the leaves in record order (their rows of ``leaf_value``)."""
+    before it (the slots go on from them); ``order_all[start + new] = old``. ``new``,
+    ``order``, ``leaves``: work arrays of the tree's size. Returns the number of leaves,
+    whose old ids are ``leaves[:count]`` in record order (their rows of ``leaf_value``)."""
     n = left.shape[0]
-    new = np.empty(n, dtype=np.int64)
-    order = binary_order(left, right, start, new)
-    leaves = np.empty(n, dtype=np.int64)
+    binary_order(left, right, start, new, order)
     nl = 0
     for j in range(n):
         old = order[j]
@@ -245,7 +242,7 @@ def binary_records(left, right, feats, thr32, missing_branch, missing_seen, star
                          + np.int64(missing_branch[old] == 1))
             rec_f[g, 2] = thr32[old]
             rec[g, 3] = -2 - (n_inner + j - nl)
-    return leaves[:nl]
+    return nl
 
 
 @njit
@@ -455,11 +452,14 @@ class PackedForest:
         n_leaf = 0
         n_inner = 0
         vals = []
+        work = np.empty((3, max((t.node_count for t in trees), default=1)), dtype=np.int64)
         for k, t in enumerate(trees):
-            leaves = binary_records(t.children_left, t.children_right, feats[k],
-                                    round_down_f32(t.threshold), t.missing_branch,
-                                    t.missing_seen, int(starts[k]), n_leaf, n_inner, rec,
-                                    rec_f, order_all)
+            m = t.node_count
+            nl = binary_records(t.children_left, t.children_right, feats[k],
+                                round_down_f32(t.threshold), t.missing_branch, t.missing_seen,
+                                np.int64(starts[k]), np.int64(n_leaf), np.int64(n_inner), rec,
+                                rec_f, order_all, work[0, :m], work[1, :m], work[2, :m])
+            leaves = work[2, :nl].copy()
             vals.append(self._leaf_values(k, t, leaves))
             n_leaf += leaves.size
             n_inner += t.node_count - leaves.size
