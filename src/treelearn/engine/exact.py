@@ -470,6 +470,15 @@ def search_feature(V, C, R, W, f, lo, hi, categorical, n_codes, st, ws, iw, stat
     if not categorical:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mode,
                               min_leaf, min_wleaf, rand_thr, need_real, out)
+    return search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
+                         multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out)
+
+
+@tiny
+def search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode, multiway,
+                  min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out):
+    """:func:`search_feature` for a categorical feature ``f`` with ``nm`` missing values at
+    the end of its range."""
     hk = hi - nm
     u = summarize_sorted(V, C, R, W, f, lo, hk, st, ws, iw)
     mw = 0.0
@@ -479,8 +488,7 @@ def search_feature(V, C, R, W, f, lo, hi, categorical, n_codes, st, ws, iw, stat
         for k in range(st.shape[1]):
             st[SR_MISS, k] = 0.0
     return search_summary(st, ws, iw, u, mw, nm, np.bool_(True), crit, pimp, mode, multiway,
-                          min_leaf,
-                          min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
+                          min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -658,6 +666,6 @@ def fractional_shares(W, f, lo, hi, bmap, I, k, shares):
     return tot
 
 
-__all__ = ["I_UCODE", "W_UW", "R_LO", "R_HI", "search_feature", "branch_of_value",
+__all__ = ["I_UCODE", "W_UW", "R_LO", "R_HI", "search_feature", "search_levels", "branch_of_value",
            "mark_branches", "partition_two", "partition_multi", "partition_fractional",
            "fractional_shares", "range_stats", "add_entry"]

@@ -256,7 +256,9 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
-    cfg = (is_cat.astype(np.bool_), n_codes)
+    # The third member: None when no column is categorical, so that the kernels compile no
+    # category search for a numeric table (grow_exact._levels_opt).
+    cfg = (is_cat.astype(np.bool_), n_codes, np.bool_(True) if bool(is_cat.any()) else None)
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
     buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
