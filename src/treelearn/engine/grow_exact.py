@@ -182,7 +182,8 @@ def _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, crit, imp, ipa
 
 def _levels_opt(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                 multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap,
-                out):  # pragma: no cover - replaced by the overload below in kernels
+                out):
+    # Run as such only with NUMBA_DISABLE_JIT; compiled kernels use the overload below.
     return search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                          multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out)
 
@@ -191,9 +192,9 @@ def _levels_opt(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pi
 def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                      multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out):
     # ``levels`` (the third member of ``cfg``) is None when no column is categorical: the
-    # category search (levels.py, a third of a first fit's compile time: 118 s -> 72 s on
-    # 5,000 x 10 numbers) is then not compiled at all. A runtime test would not do: Numba
-    # types and compiles both branches of an ``if``.
+    # category search (levels.py, about a third of a first fit's compile time: 118 s -> 80 s
+    # on 5,000 x 10 numbers, empty cache) is then not compiled at all. A runtime test would
+    # not do: Numba types and compiles both branches of an ``if``.
     if isinstance(levels, types.NoneType):
         return (lambda levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp,
                 mode, multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap,
