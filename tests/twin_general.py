@@ -666,17 +666,12 @@ def search_feature(codes_f, n_codes, categorical, rows, rw, ycls, yreg, S, crit,
                                pimp, min_leaf, min_wleaf, c45)
         if sc == -np.inf:
             return (sc, sc, 0, 0, -2, -1, -1, True)
-        if c45:
-            mb = -1
-        elif learn_missing:
-            mb = 0 if ml else 1
-        elif imp_e >= 0:
-            mb = 0 if imp_e <= j else 1
-        else:
-            nl = 0
-            for q in range(j + 1):
-                nl += un[q]
-            mb = 0 if nl > mn + _sum_n(un) - nl else 1
+        # Missing rows: every branch (C4.5), the side learnt, the imputed entry's side, else
+        # the side with more rows, missing ones counted on the right.
+        n_left = _sum_n(un[:j + 1])
+        larger = 0 if n_left > mn + _sum_n(un) - n_left else 1
+        mb = -1 if c45 else ((0 if ml else 1) if learn_missing
+                             else ((0 if imp_e <= j else 1) if imp_e >= 0 else larger))
         real = sc
         if need_real and not c45:
             _cut_pair(ustats, uw, order, j, u, mstats, mw, ml and learn_missing,

@@ -75,7 +75,7 @@ from .levels import (
     known_gain,
     known_mode,
     real_score,
-    search_summary,
+    search_summary_levels,
     split_info,
 )
 
@@ -487,8 +487,8 @@ def search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mo
     else:
         for k in range(st.shape[1]):
             st[SR_MISS, k] = 0.0
-    return search_summary(st, ws, iw, u, mw, nm, np.bool_(True), crit, pimp, mode, multiway,
-                          min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
+    return search_summary_levels(st, ws, iw, u, mw, nm, crit, pimp, mode, multiway, min_leaf,
+                                 min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
 
 
 # ------------------------------------------------------------------------------------------------

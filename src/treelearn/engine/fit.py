@@ -235,6 +235,13 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
     return grow_presorted(sorted_, is_cat, n_levels, ycls, yreg, w, prm)
 
 
+def category_search(is_cat: np.ndarray) -> np.bool_ | None:
+    """The last member of a grower's ``cfg``: None when no column is categorical, so that the
+    kernels compile no category search for a numeric table (``grow_exact._levels_opt``,
+    ``grow_hist._summary_opt``; about a third of a first fit's compile time)."""
+    return np.bool_(True) if bool(np.asarray(is_cat).any()) else None
+
+
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
                    n_levels: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray,
                    prm: GrowParams, parallel: bool = True) -> Tree:
@@ -256,9 +263,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
-    # The third member: None when no column is categorical, so that the kernels compile no
-    # category search for a numeric table (grow_exact._levels_opt).
-    cfg = (is_cat.astype(np.bool_), n_codes, np.bool_(True) if bool(is_cat.any()) else None)
+    cfg = (is_cat.astype(np.bool_), n_codes, category_search(is_cat))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
     buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
@@ -373,7 +378,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
     n_search = np.where(is_cat, nbins, nbins).astype(np.int64)
     levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
-    cfg = (is_cat.astype(np.bool_), n_search, levels)
+    cfg = (is_cat.astype(np.bool_), n_search, levels, category_search(is_cat))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax
     work = _work(n, p, S, width, prm.seed, absolute) + (

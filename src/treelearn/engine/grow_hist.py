@@ -98,6 +98,7 @@ from .levels import (
     R_THR,
     R_TRIES,
     search_summary,
+    search_summary_numeric,
 )
 from .nodes import (
     G_ARENA,
@@ -348,7 +349,7 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     """One feature's best split at the node from its histogram (or, for absolute error, from
     its rows)."""
     hoff, nbins, fcol, fwide = lay
-    is_cat, n_codes, n_levels = cfg
+    is_cat, n_codes = cfg[0], cfg[1]
     mode = iparams[P_MODE]
     nb = nbins[f]
     if absolute is not None:
@@ -392,13 +393,38 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
                                order, n_order)
     if n_small:
         clear_bins(hist, hoff[f], order, n_order)
-    usable = search_summary(st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
-                            iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
-                            fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
-                            fparams[P_SMOOTH], fmap, n_codes[f], out)
+    usable = _summary_opt(cfg[3], st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
+                          iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
+                          fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
+                          fparams[P_SMOOTH], fmap, n_codes[f], out)
     if out[R_SCORE] > -np.inf and out[R_KIND] == KIND_NUMERIC:
         out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
     return usable
+
+
+def _summary_opt(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+                 min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out):
+    # Run as such only with NUMBA_DISABLE_JIT; compiled kernels use the overload below.
+    return search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+                          min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
+
+
+@overload(_summary_opt)
+def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+                      min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out):
+    # ``levels`` (``cfg[3]``) is None when no column is categorical: only the numeric summary
+    # search is compiled (first hist fit on 5,000 x 10 numbers, empty cache: see config.py),
+    # as in ``grow_exact._levels_opt``.
+    if isinstance(levels, types.NoneType):
+        return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+                min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out:
+                search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
+                                       min_wleaf, need_real, out))
+    return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+            min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out:
+            search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
+                           min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes,
+                           out))
 
 
 @noref

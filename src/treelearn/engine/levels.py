@@ -574,66 +574,106 @@ def search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiwa
     (``-1``: absent at the node). Returns False when the feature is constant at the node (it
     then does not count towards ``max_features``).
     """
+    if not categorical:
+        return search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
+                                      min_wleaf, need_real, out)
+    return search_summary_levels(st, ws, iw, u, mw, mn, crit, pimp, mode, multiway, min_leaf,
+                                  min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
+
+
+@noref
+def _summary_start(st, ws, iw, u, mw, mn, categorical, mode, out):
+    """Common start of a summary search: clears ``out`` and, under ``impute``, moves the
+    missing rows to their entry. Returns (searchable, imputed entry or -1, missing weight,
+    missing count) after imputation."""
     out[R_SCORE] = -np.inf
     out[R_REAL] = -np.inf
     out[R_GAIN] = -np.inf
     out[R_TRIES] = 0.0
     out[R_SPLITINFO] = 0.0
-    c45 = known_mode(mode)
     learn_missing = mode == MISSING_LEARN and mn > 0
     if u == 0 or (u == 1 and not learn_missing):
-        return False
-    un = iw[I_UN]
-    uw = ws[W_UW]
-    ucode = iw[I_UCODE]
+        return False, -1, mw, mn
     imp_e = -1
     if mode == MISSING_IMPUTE and mn > 0:
         imp_e = _impute_entry(ws, u, categorical)
         _add_row(st, SR_ENTRIES + imp_e, SR_MISS)
-        uw[imp_e] += mw
-        un[imp_e] += mn
+        ws[W_UW, imp_e] += mw
+        iw[I_UN, imp_e] += mn
         mw = 0.0
         mn = 0
-    mw_c45 = mw if c45 else 0.0
+    return True, imp_e, mw, mn
+
+
+@noref
+def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, min_wleaf,
+                           need_real, out):
+    """:func:`search_summary` for a numeric feature: the best cut between consecutive
+    entries. Compiled alone where no column is categorical, so that such fits do not compile
+    the category search (see ``engine/config.py`` on compile time)."""
+    ok, imp_e, mw, mn = _summary_start(st, ws, iw, u, mw, mn, False, mode, out)
+    if not ok:
+        return False
+    order = iw[I_ORDER]
+    for e in range(u):
+        order[e] = e
+    # (computed after imputation, which empties the missing rows only outside "learn")
+    learn_missing = mode == MISSING_LEARN and mn > 0
+    c45 = known_mode(mode)
     res = ws[W_RES]
-    if not categorical:
-        order = iw[I_ORDER]
-        for e in range(u):
-            order[e] = e
-        scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
-                   res)
-        sc = res[0]
-        j = int(res[1])
-        ml = res[2] > 0.0
-        out[R_TRIES] = res[3]
-        if sc == -np.inf:
-            return True
-        if c45:
-            mb = -1
-        elif learn_missing:
-            mb = 0 if ml else 1
-        elif imp_e >= 0:
-            mb = 0 if imp_e <= j else 1
-        else:
-            nl = 0
-            nt = 0
-            for q in range(u):
-                nt += un[q]
-                if q <= j:
-                    nl += un[q]
-            mb = 0 if nl > mn + nt - nl else 1
-        side = iw[I_SIDE]
-        for e in range(u):
-            side[e] = 0 if e <= j else 1
-        out[R_SCORE] = sc
-        out[R_KIND] = KIND_NUMERIC
-        out[R_NB] = 2
-        out[R_MB] = mb
-        out[R_LO] = ucode[j]
-        out[R_HI] = ucode[j + 1] if j + 1 < u else -1
-        if need_real:
-            _real_two(st, ws, iw, u, crit, pimp, c45, mw_c45, learn_missing, ml, mw, out)
+    scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
+               res)
+    sc = res[0]
+    j = int(res[1])
+    ml = res[2] > 0.0
+    out[R_TRIES] = res[3]
+    if sc == -np.inf:
         return True
+    if c45:
+        mb = -1
+    elif learn_missing:
+        mb = 0 if ml else 1
+    elif imp_e >= 0:
+        mb = 0 if imp_e <= j else 1
+    else:
+        un = iw[I_UN]
+        nl = 0
+        nt = 0
+        for q in range(u):
+            nt += un[q]
+            if q <= j:
+                nl += un[q]
+        mb = 0 if nl > mn + nt - nl else 1
+    side = iw[I_SIDE]
+    for e in range(u):
+        side[e] = 0 if e <= j else 1
+    out[R_SCORE] = sc
+    out[R_KIND] = KIND_NUMERIC
+    out[R_NB] = 2
+    out[R_MB] = mb
+    ucode = iw[I_UCODE]
+    out[R_LO] = ucode[j]
+    out[R_HI] = ucode[j + 1] if j + 1 < u else -1
+    if need_real:
+        _real_two(st, ws, iw, u, crit, pimp, c45, mw if c45 else 0.0, learn_missing, ml, mw,
+                  out)
+    return True
+
+
+@noref
+def search_summary_levels(st, ws, iw, u, mw, mn, crit, pimp, mode, multiway, min_leaf,
+                           min_wleaf, need_real, min_count, smooth, fmap, n_codes, out):
+    """:func:`search_summary` for a categorical feature: binary subsets or a multiway split,
+    after pooling rare levels."""
+    ok, imp_e, mw, mn = _summary_start(st, ws, iw, u, mw, mn, True, mode, out)
+    if not ok:
+        return False
+    learn_missing = mode == MISSING_LEARN and mn > 0
+    c45 = known_mode(mode)
+    mw_c45 = mw if c45 else 0.0
+    un = iw[I_UN]
+    uw = ws[W_UW]
+    ucode = iw[I_UCODE]
     # Categorical: the missing rows are one more entry under "learn".
     saved = iw[I_SAVE]
     for e in range(u):
