@@ -205,7 +205,7 @@ def test_an_interrupted_fit_leaves_the_estimator_as_it_was(kw):
 
 
 _FIT_SCRIPT = textwrap.dedent("""
-    import sys, numpy as np, treelearn as tl
+    import sys, time, numpy as np, treelearn as tl
     rng = np.random.default_rng(0)
     n = 400_000
     X = rng.normal(size=(n, 16)).round(2)
@@ -213,7 +213,11 @@ _FIT_SCRIPT = textwrap.dedent("""
     kw = eval(sys.argv[1])
     tl.DecisionTreeClassifier(**kw).fit(X[:3000], y[:3000])
     print("READY", flush=True)
-    tl.DecisionTreeClassifier(**kw).fit(X, y)
+    try:
+        tl.DecisionTreeClassifier(**kw).fit(X, y)
+    except KeyboardInterrupt:
+        print("STOPPED", time.time(), flush=True)
+        raise
     print("DONE", flush=True)
 """)
 
@@ -229,13 +233,15 @@ def test_sigint_stops_a_fit_in_a_subprocess_within_a_second(tmp_path, kw):
                          stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "READY"
     time.sleep(0.5)
-    t = time.perf_counter()
+    t = time.time()
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
-    stopped = time.perf_counter() - t
     assert "DONE" not in out, "the fit ended before the signal"
     assert err.rstrip().endswith("KeyboardInterrupt") and "SystemError" not in err, err
-    assert stopped < 2.0
+    # The fit's own stop, timed in the child: the interpreter's exit after it takes another
+    # 1.2-1.5 s on this machine (more with the other core busy), which is not the fit's.
+    stopped = float(out.split("STOPPED")[1].split()[0]) - t
+    assert stopped < 1.0, stopped
 
 
 def _table(path: Path, n: int) -> Path:
