@@ -162,6 +162,41 @@ def _interrupt_after(seconds: float) -> threading.Timer:
     return timer
 
 
+def test_map_threads_keeps_order_raises_the_first_error_and_stops_on_a_simulated_signal():
+    import time
+
+    assert _interrupt.map_threads(lambda x: x * x, range(7), 3) == [0, 1, 4, 9, 16, 25, 36]
+
+    def fails(x):
+        if x in (2, 5):
+            raise ValueError(f"item {x}")
+        return x
+
+    with pytest.raises(ValueError, match="item 2"):
+        _interrupt.map_threads(fails, range(6), 1)
+
+    started = []
+
+    def spins(x):  # a node loop: checks between chunks, would run 30 s if never told to stop
+        started.append(x)
+        end = time.perf_counter() + 30
+        while time.perf_counter() < end:
+            _interrupt.check()
+            time.sleep(0.01)
+
+    # interrupt_main only marks the signal: the waiting main thread must run bytecode to take
+    # it, which a plain wait on the pool's results never did before the first item ended
+    timer = _interrupt_after(0.2)
+    t = time.perf_counter()
+    with _interrupt.handling_sigint(), pytest.raises(KeyboardInterrupt):
+        _interrupt.map_threads(spins, range(10), 2)
+    stopped = time.perf_counter() - t
+    timer.join()
+    assert stopped < 2.0, stopped
+    assert sorted(started) == [0, 1]  # the queued items were cancelled, not started
+    assert not _interrupt.requested()
+
+
 def _long_data(n: int = 400_000, p: int = 16):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, p)).round(3)

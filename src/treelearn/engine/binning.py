@@ -24,12 +24,12 @@ sequentially, one cache line holding a whole row of 28 features.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 import numpy as np
 
 from .._interrupt import check as check_interrupt
+from .._interrupt import map_threads
 from .config import X_DTYPE, pjit, prange, tiny
 
 #: Width of the padded edge table: 255 real edges at most, then +inf, so the branch-free search
@@ -132,8 +132,7 @@ def _sorted_columns(X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         for f in range(cols.shape[0]):
             one(f)
     else:
-        with ThreadPoolExecutor(max_workers=min(cols.shape[0], os.cpu_count() or 1)) as pool:
-            list(pool.map(one, range(cols.shape[0])))
+        map_threads(one, range(cols.shape[0]), min(cols.shape[0], os.cpu_count() or 1))
     return cols
 
 

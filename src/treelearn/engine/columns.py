@@ -16,12 +16,12 @@ categorical columns as level codes and NaN for missing values and for levels uns
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._interrupt import check as check_interrupt
+from .._interrupt import map_threads
 from .config import X_DTYPE, njit, pjit, prange
 
 try:  # optional: vectorised missing-value tests and level lookups for tables
@@ -69,8 +69,7 @@ def presort(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         for f in range(F):
             one(f)
     else:
-        with ThreadPoolExecutor(max_workers=min(F, os.cpu_count() or 1)) as pool:
-            list(pool.map(one, range(F)))
+        map_threads(one, range(F), min(F, os.cpu_count() or 1))
     return sval, sidx
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 import numpy as np
@@ -52,7 +51,7 @@ from .._estimators import (
     resolve_max_features,
 )
 from .._interrupt import check as check_interrupt
-from .._interrupt import interruptible
+from .._interrupt import interruptible, map_threads
 from .._memory import check as check_memory
 from .._tree import CHECK_TRUSTED
 from .._validation import (
@@ -255,8 +254,7 @@ class _BaseEnsemble(BaseEstimator):
         if threads == 1:
             grown = [grow(k) for k in range(more)]
         else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                grown = list(pool.map(grow, range(more)))
+            grown = map_threads(grow, range(more), threads)
         self.estimators_ = old + [t for t, _, _ in grown]
         if self._uses_subspaces():
             old_cols = list(getattr(self, "estimators_features_", [])) if old else []
