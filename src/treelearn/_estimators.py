@@ -938,7 +938,24 @@ def _class_codes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(y, return_inverse=True)
 
 
-class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
+class ProbaClassifierMixin:
+    """``predict`` and ``predict_log_proba`` of a classifier from its ``predict_proba`` and
+    ``classes_`` (trees with misclassification costs override ``predict``)."""
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (``-inf`` for probability zero)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """The class of highest :meth:`predict_proba` (ties: the first in ``classes_``) of
+        each row of ``X`` ({array-like, sparse matrix} of shape (n_samples, n_features)), as
+        an ndarray of shape (n_samples,)."""
+        proba = self.predict_proba(X)  # first: it checks that the model is fitted
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+
+class DecisionTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionTree):
     __doc__ = """A decision tree classifier.
 
     Parameters
@@ -1046,11 +1063,6 @@ default="gini"
         normalizer = proba.sum(axis=1, keepdims=True)
         normalizer[normalizer == 0.0] = 1.0
         return proba / normalizer
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba` (``-inf`` for probability zero)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
 
     @interruptible
     def predict(self, X) -> np.ndarray:

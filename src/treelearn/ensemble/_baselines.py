@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._estimators import BaseDecisionTree, _class_codes
+from .._estimators import BaseDecisionTree, ProbaClassifierMixin, _class_codes
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
 from .._validation import (
@@ -105,7 +105,7 @@ def numeric_rule(x: np.ndarray, codes: np.ndarray, w: np.ndarray, K: int, min_bu
     return mids[end[:nb - 1] - 1], counts[:nb].copy()
 
 
-class MajorityClassifier(ClassifierMixin, BaseEstimator):
+class MajorityClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
     """The majority-class baseline (Weka's ZeroR): every case gets the most frequent
     (weighted) training class; probabilities are the training class frequencies.
 
@@ -153,11 +153,6 @@ class MajorityClassifier(ClassifierMixin, BaseEstimator):
         X = _validate(self, X)
         return np.tile(self.class_prior_, (X.shape[0], 1))
 
-    def predict(self, X) -> np.ndarray:
-        """The majority class for every row."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
-
 
 def _validate(est, X, y=None, fitting: bool = False):
     """X (and y when ``fitting``) validated as treelearn's trees validate them: categorical
@@ -176,7 +171,7 @@ def _baseline_tags(tags):
     return tags
 
 
-class OneRClassifier(ClassifierMixin, BaseEstimator):
+class OneRClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
     """OneR (Holte 1993): the one-attribute rule with the fewest training errors.
 
     Parameters
@@ -321,20 +316,6 @@ class OneRClassifier(ClassifierMixin, BaseEstimator):
         cells[empty, self.majority_] = 1.0
         total[empty] = 1.0
         return cells / total
-
-    def predict(self, X) -> np.ndarray:
-        """The majority class of each row's cell of the chosen attribute.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
     def export_text(self, decimals: int = 2) -> str:
         """The rule as Weka prints it: one line per interval (or level), then the count of

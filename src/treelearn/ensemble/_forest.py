@@ -47,6 +47,7 @@ from .._estimators import (
     BaseDecisionTree,
     DecisionTreeClassifier,
     DecisionTreeRegressor,
+    ProbaClassifierMixin,
     _Shared,
     resolve_max_features,
 )
@@ -604,7 +605,7 @@ class _BaseEnsemble(BaseEstimator):
         return tags
 
 
-class _ForestClassifierMixin:
+class _ForestClassifierMixin(ProbaClassifierMixin):
     """Voting by mean class fractions (scikit-learn's soft vote)."""
 
     def _base_weights(self, y, sw):
@@ -631,24 +632,6 @@ class _ForestClassifierMixin:
         X = self._validate_X_predict(X)
         return self._value_sum(X) / len(self.estimators_)
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        """The class of highest mean probability (ties: the first in ``classes_``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
 
 def _balanced_with_weights(kind, y, sw):
