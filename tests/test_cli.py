@@ -487,6 +487,24 @@ def test_progress_bar_only_on_a_terminal(table_csv, tmp_path):
     assert "fitting" not in on_tty("--quiet", *args)
 
 
+def test_compile_prepares_the_chosen_algorithms_and_names_the_cache():
+    out = run("compile", "--algorithm", "oner", "tree", "--splitter", "hist", "--task",
+              "classification")
+    lines = out.stdout.splitlines()
+    if IN_PROCESS:  # NUMBA_DISABLE_JIT: the kernels are Python, nothing compiles
+        assert "  OneRClassifier: nothing to compile (NUMBA_DISABLE_JIT)" in out.stdout
+    else:
+        assert "  OneRClassifier: numbers:" in out.stdout
+        assert "  DecisionTreeClassifier: table, many rows:" in out.stdout
+    assert "DecisionTreeRegressor" not in out.stdout  # --task classification
+    assert lines[-1].startswith("compiled or loaded the kernels of 2 estimators in ")
+    assert "Numba's cache: " in lines[-1]
+    assert "nothing to compile: m5 has no classification estimator" in error(
+        "compile", "--algorithm", "m5", "--task", "classification")
+    bad = call("compile", "--algorithm", "gbm")
+    assert bad.returncode == 2 and "invalid choice: 'gbm'" in bad.stderr
+
+
 def test_main_in_process(capsys, tmp_path):
     from treelearn.cli import main
 

@@ -10,10 +10,12 @@ the readers of a tree (:func:`export_text`, :func:`export_rules`, :func:`export_
 :func:`export_sql`, :func:`export_graphviz`, :func:`plot_tree`, :func:`plot_decision_regions`
 and the interactive :func:`explore`), from :mod:`treelearn.pruning` the :class:`Pruner`
 and C4.5's :class:`RuleSet`, model files :func:`save` / :func:`load` (:mod:`treelearn.io`),
-and the literature's small tables in :mod:`treelearn.datasets`.
+the literature's small tables in :mod:`treelearn.datasets`, and for the first run (kernels
+compile once per machine) :func:`compile_kernels` and :func:`compile_notice`.
 """
 
 from . import datasets, ensemble, io
+from ._compiling import compile_kernels, compile_notice
 from ._estimators import (
     C45Classifier,
     CARTClassifier,
@@ -87,5 +89,7 @@ __all__ = [
     "datasets",
     "ensemble",
     "io",
+    "compile_kernels",
+    "compile_notice",
     "__version__",
 ]

@@ -51,6 +51,10 @@ _EXAMPLES = {
   treelearn demo                 # every worked example in short, then the workflow
   treelearn demo sunburn
   treelearn demo square --out pictures/""",
+    "compile": """examples:
+  treelearn compile                                  # what 'treelearn fit' uses by default
+  treelearn compile --algorithm cart forest --splitter best hist
+  treelearn compile --algorithm all""",
     "datasets": """examples:
   treelearn datasets
   treelearn datasets export sunburn -o sunburn.csv""",
@@ -194,6 +198,21 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(default: treelearn-demo)")
     p.set_defaults(func=c.demo)
 
+    p = _sub(sub, "compile", "compile the kernels once, before the first fit (images, CI caches)",
+             "Compile (or load from the cache) every kernel the given algorithms need, by "
+             "fitting them on small generated tables of every kind (numbers, weights, "
+             "categories and holes, sparse rows), so that the first real fit starts at once. "
+             "Run it when building a Docker image or a CI cache, and keep the folder it "
+             "prints.")
+    p.add_argument("--algorithm", nargs="+", default=["cart"],
+                   choices=tuple(c.ALGORITHMS) + ("all",),
+                   help="the algorithms of 'treelearn fit' to prepare (default: cart)")
+    p.add_argument("--splitter", nargs="+", default=["best"], choices=("best", "hist"),
+                   help="split searches to prepare (default: best)")
+    p.add_argument("--task", choices=("both", "classification", "regression"),
+                   default="both", help="targets to prepare (default: both)")
+    p.set_defaults(func=c.compile_kernels)
+
     p = _sub(sub, "datasets", "list or export the tables shipped with treelearn",
              "The small tables of the worked examples (also treelearn.datasets in Python).")
     p.add_argument("action", nargs="?", choices=("list", "export"), default="list")
@@ -201,6 +220,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.set_defaults(func=c.datasets)
     return parser
+
+
+def _notice(args):
+    """The first-run compile notice, off with ``--quiet``."""
+    from contextlib import nullcontext
+
+    if not args.quiet:
+        return nullcontext()
+    from .._compiling import silenced
+
+    return silenced()
 
 
 def _version() -> str:
@@ -217,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        with handling_sigint():
+        with handling_sigint(), _notice(args):
             args.func(args)
     except BrokenPipeError:  # pragma: no cover - output piped into e.g. head
         return 0

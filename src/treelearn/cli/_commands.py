@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io as model_io
-from .._progress import progress
+from .._progress import progress, say
 from ._data import (
     Columns,
     choose_columns,
@@ -136,7 +136,7 @@ def _as_model_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 # -- fit ------------------------------------------------------------------------------------------
 
-_ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
+ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "c45": ("C45Classifier", None),
                "id3": ("ID3Classifier", None),
                "tree": ("DecisionTreeClassifier", "DecisionTreeRegressor"),
@@ -153,7 +153,7 @@ _ENSEMBLES = ("forest", "extra", "adaboost", "oner")
 def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     import treelearn
 
-    clf, reg = _ALGORITHMS[args.algorithm]
+    clf, reg = ALGORITHMS[args.algorithm]
     name = clf if task == "classification" else reg
     if name is None and task == "classification":
         raise UserError(f"--algorithm {args.algorithm} is for regression; the target is "
@@ -648,6 +648,45 @@ def _changed_params(model) -> dict:
         if not same:
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
     return out
+
+
+# -- compile --------------------------------------------------------------------------------------
+
+
+def compile_kernels(args: argparse.Namespace) -> None:
+    import time
+
+    import treelearn
+    from treelearn._compiling import cache_location
+
+    algos = list(ALGORITHMS) if "all" in args.algorithm else list(dict.fromkeys(args.algorithm))
+    models = []
+    for algo in algos:
+        for task, name in zip(("classification", "regression"), ALGORITHMS[algo], strict=True):
+            if name is None or args.task not in ("both", task):
+                continue
+            cls = getattr(treelearn, name)
+            params = cls().get_params()
+            # as 'treelearn fit' builds them: n_jobs=-1 (threads), AdaBoost over stumps
+            kw = {"n_jobs": -1} if "n_jobs" in params else {}
+            if algo == "adaboost":
+                models += [cls(treelearn.DecisionTreeClassifier(max_depth=1, splitter=s))
+                           for s in args.splitter]
+            elif "splitter" in params and algo != "extra":
+                models += [cls(splitter=s, **kw) for s in args.splitter]
+            else:
+                models.append(cls(**kw))
+    if not models:
+        raise UserError(f"nothing to compile: {', '.join(algos)} has no {args.task} "
+                        "estimator")
+    t = time.perf_counter()
+    with _progress(args, len(models), "compiling") as bar:
+        for model in models:
+            for line in treelearn.compile_kernels([model]):
+                say(f"  {line}")
+            bar.update(1)
+    print(f"compiled or loaded the kernels of {len(models)} estimators in "
+          f"{time.perf_counter() - t:.0f} s; Numba's cache: {cache_location()}")
 
 
 # -- demo, datasets -------------------------------------------------------------------------------

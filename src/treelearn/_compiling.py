@@ -1,0 +1,321 @@
+"""The first run: a line on the terminal while kernels compile, and a warm-up for deployments.
+
+treelearn's kernels are compiled by Numba the first time a fit or prediction needs them and
+stored in Numba's cache (``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``); later
+processes load them in a fraction of a second. The first fit on a fresh install, after an
+upgrade or in a new CI job therefore waits for the compiler: about 70-85 s for an exact tree
+on this project's 2-core machine, about 2 minutes for the histogram splitter (the README
+gives today's figures). Two things make that wait visible and avoidable:
+
+- **The notice.** A listener on Numba's ``numba:compile`` event (sent only on a cache miss,
+  never when a kernel is loaded from the cache) writes one line to standard error while
+  treelearn's kernels compile for more than a second, with the seconds so far and, for the
+  growers, the measured total (:data:`TYPICAL_SECONDS`), and ends it when compilation ends.
+  It writes only when standard error is a terminal; :func:`compile_notice` (or
+  ``TREELEARN_COMPILE_NOTICE=0``, or the command line's ``--quiet``) switches it off.
+- **The warm-up.** :func:`compile_kernels` (``treelearn compile`` on the command line) fits
+  and applies each given estimator on small generated data of every kind the estimator
+  accepts (numbers, weights, a table with a category column and holes, sparse rows; large
+  enough to reach the multi-threaded paths), so a Docker image or a CI cache built with it
+  starts warm.
+
+Why not compile ahead of time at install: Numba's AOT module (``numba.pycc``) is deprecated
+and takes no overloads or parallel loops, which the kernels use; the measured compile time and
+the levers tried are in :mod:`treelearn.engine.config`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from ._interrupt import check, interruptible_function
+
+__all__ = ["cache_location", "compile_kernels", "compile_notice"]
+
+#: Measured compile seconds of a first fit's growers (empty cache, this project's 2-core
+#: machine; fresh process), by the kernel that starts the compilation; a faster machine
+#: takes less. The notice quotes them; other kernels compile in a few seconds.
+TYPICAL_SECONDS = {
+    "grow_depth_first": 80,  # exact splitter, numeric table (68-86 s measured)
+    "grow_best_first": 80,
+    "grow_hist_depth_first": 120,  # histogram splitter, alone (~120 s; ~100 s after exact)
+    "grow_hist_best_first": 120,
+    "grow_sparse_depth_first": 40,  # sparse rows (38 s measured)
+    "grow_sparse_best_first": 40,
+    "grow_ranked_depth_first": 20,  # forests drawing few features (19 s measured)
+}
+
+#: Seconds a compilation runs before the notice shows (short ones stay silent).
+_DELAY = 1.0
+
+
+class _Notice:
+    """The listener: counts nested ``numba:compile`` events of treelearn's kernels and keeps
+    one line on ``stream`` up to date while they run (a ticker thread redraws it)."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get("TREELEARN_COMPILE_NOTICE", "1").strip().lower() not in (
+            "0", "no", "false", "off")
+        self.stream: TextIO | None = None  # None: sys.stderr at the time of writing
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._started = 0.0  # start of the outermost compilation, when ours to report
+        self._typical: int | None = None
+        self._shown = False
+        self._ticker: threading.Thread | None = None
+        self._wake = threading.Event()
+
+    def _out(self) -> TextIO | None:
+        out = self.stream if self.stream is not None else sys.stderr
+        try:
+            return out if out is not None and out.isatty() else None
+        except (AttributeError, ValueError, OSError):  # closed or odd streams: stay silent
+            return None
+
+    def start(self, name: str, module: str) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth > 1:
+                return  # a callee: part of the compilation under way
+            # only a compilation treelearn started is ours to report
+            if (not module.startswith("treelearn.") or not self.enabled
+                    or self._out() is None):
+                return
+            self._started = time.perf_counter()
+            self._typical = TYPICAL_SECONDS.get(name)
+            if self._ticker is None or not self._ticker.is_alive():
+                self._ticker = threading.Thread(target=self._tick, name="treelearn-compile",
+                                                daemon=True)
+                self._ticker.start()
+            self._wake.set()
+
+    def end(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                return
+            self._depth -= 1
+            if self._depth == 0:
+                self._finish()
+
+    def _line(self, seconds: float) -> str:
+        total = f" of about {self._typical} s" if self._typical else ""
+        # short enough for an 80-column terminal: a wrapped line cannot be redrawn by "\r"
+        return f"compiling treelearn's kernels for this machine, once: {seconds:.0f} s{total}"
+
+    def _finish(self) -> None:
+        if self._shown:
+            out = self._out()
+            if out is not None:
+                seconds = time.perf_counter() - self._started
+                out.write(f"\r{self._line(seconds)}, done\n")
+                out.flush()
+        self._shown = False
+        self._started = 0.0
+
+    def _tick(self) -> None:
+        while True:
+            self._wake.wait(0.5)
+            self._wake.clear()
+            with self._lock:
+                if self._depth == 0 or not self._started:
+                    continue
+                seconds = time.perf_counter() - self._started
+                out = self._out()
+                if seconds < _DELAY or out is None:
+                    continue
+                out.write(f"\r{self._line(seconds)}")
+                out.flush()
+                self._shown = True
+
+
+_notice = _Notice()
+
+
+def compile_notice(enabled: bool | None = None) -> bool:
+    """Switch the first-run notice on or off; return whether it is on.
+
+    The notice is one line on standard error, written only when that is a terminal, while
+    treelearn's kernels compile for more than a second (the first fit after an install or
+    upgrade). It is on by default; the environment variable
+    ``TREELEARN_COMPILE_NOTICE=0`` switches it off for every process.
+
+    Parameters
+    ----------
+    enabled : bool or None, default=None
+        The new setting; None leaves it as it is.
+
+    Returns
+    -------
+    bool
+        Whether the notice is on (after the change).
+    """
+    if enabled is not None:
+        if not isinstance(enabled, bool):
+            raise TypeError(f"enabled must be a bool or None; got {enabled!r}.")
+        _notice.enabled = enabled
+    return _notice.enabled
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """The notice off for the duration (the command line's ``--quiet``)."""
+    before = _notice.enabled
+    _notice.enabled = False
+    try:
+        yield
+    finally:
+        _notice.enabled = before
+
+
+def _install() -> None:
+    """Register the listener with Numba (once, at import)."""
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+            _notice.start(getattr(fn, "__name__", ""), getattr(fn, "__module__", "") or "")
+
+        def on_end(self, ev: Any) -> None:
+            _notice.end()
+
+    event.register("numba:compile", Listener())
+
+
+_install()
+
+
+# -- the warm-up ----------------------------------------------------------------------------------
+
+#: Rows of the warm-up's larger tables: enough for the multi-threaded paths of the growers
+#: (:data:`treelearn.engine.config.PARALLEL_MIN_WORK` cells per thread), small enough to fit
+#: in well under a second once compiled.
+WARM_ROWS = 30_000
+
+
+def _data(n: int, classify: bool, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).round(2)
+    signal = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n)
+    y = (np.digitize(signal, [-0.5, 0.5])) if classify else signal
+    return X, y
+
+
+def _table(X, seed: int = 0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    df["c"] = pd.Categorical(rng.choice(list("abcdefg"), size=len(df)))
+    df.loc[df.index[::9], "x2"] = np.nan
+    df.loc[df.index[::11], "c"] = np.nan
+    return df
+
+
+def _variants(est, classify: bool):
+    """(name, X, y, sample_weight) of the warm-up's inputs for one estimator."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    small = _data(300, classify)
+    large = _data(WARM_ROWS, classify, seed=1)
+    tags = est.__sklearn_tags__().input_tags
+    yield "numbers", small[0], small[1], None
+    yield "many rows", large[0], large[1], None
+    yield "weights", small[0], small[1], np.linspace(0.5, 2.0, small[0].shape[0])
+    if tags.allow_nan and getattr(tags, "categorical", False):
+        yield "table", _table(small[0]), small[1], None
+        yield "table, many rows", _table(large[0], seed=1), large[1], None
+    if tags.sparse:
+        Xs = sp.csr_matrix(np.where(np.abs(small[0]) > 1.0, small[0], 0.0))
+        yield "sparse", Xs, small[1], None
+
+
+@interruptible_function
+def compile_kernels(estimators: Iterable[Any] | None = None, *,
+                    verbose: bool = False) -> list[str]:
+    """Compile (or load from the cache) every kernel the given estimators need.
+
+    Fits a copy of each estimator (forests and boosting with two members) on small generated
+    data of every kind it accepts: numbers, sample weights, a table with a category column
+    and missing values, sparse rows, and a table large enough for the multi-threaded paths;
+    then predicts with it. Run it once when building a Docker image or a CI cache
+    (``treelearn compile`` on the command line) so that the first real fit starts warm. The
+    estimators' own parameters are kept (``splitter``, ``max_leaf_nodes``, ``criterion``, ...
+    and ``n_jobs`` decide which kernels are compiled: a forest grown on one thread uses the
+    multi-threaded node kernels, one grown on several threads the single-threaded ones),
+    except the number of members.
+
+    Parameters
+    ----------
+    estimators : iterable of estimators, default=None
+        Unfitted treelearn estimators; None: a :class:`~treelearn.DecisionTreeClassifier` and
+        a :class:`~treelearn.DecisionTreeRegressor`, each with the exact and the histogram
+        splitter.
+    verbose : bool, default=False
+        Print a line per estimator and kind of input, with its seconds, to standard error.
+
+    Returns
+    -------
+    list of str
+        One line per warm-up fit: the estimator, the input and the seconds it took.
+    """
+    import warnings
+
+    from numba import config
+    from sklearn.base import clone, is_classifier
+
+    import treelearn
+
+    if estimators is None:
+        estimators = [treelearn.DecisionTreeClassifier(), treelearn.DecisionTreeRegressor(),
+                      treelearn.DecisionTreeClassifier(splitter="hist"),
+                      treelearn.DecisionTreeRegressor(splitter="hist")]
+    done = []
+    for est in estimators:
+        if not hasattr(est, "fit") or not hasattr(est, "get_params"):
+            raise TypeError(f"compile_kernels takes estimators; got {est!r}.")
+        if not type(est).__module__.startswith("treelearn."):
+            raise TypeError(f"compile_kernels compiles treelearn's kernels; "
+                            f"{type(est).__name__} is not a treelearn estimator.")
+        model = clone(est)
+        if config.DISABLE_JIT:  # kernels run as Python: nothing to compile
+            done.append(f"{type(est).__name__}: nothing to compile (NUMBA_DISABLE_JIT)")
+            continue
+        if "n_estimators" in model.get_params():
+            model.set_params(n_estimators=2)
+        classify = is_classifier(model)
+        for kind, X, y, w in _variants(model, classify):
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # tiny forests warn of their OOB rows
+                fitted = clone(model).fit(X, y, sample_weight=w)
+                fitted.predict(X)
+                if classify and hasattr(fitted, "predict_proba"):
+                    fitted.predict_proba(X)
+            line = f"{type(est).__name__}: {kind}: {time.perf_counter() - t:.1f} s"
+            done.append(line)
+            if verbose:
+                print(line, file=sys.stderr, flush=True)
+            check()
+    return done
+
+
+def cache_location() -> str:
+    """The folder where Numba keeps the compiled exact grower (``NUMBA_CACHE_DIR`` when set;
+    else ``__pycache__`` beside treelearn's sources, or the user's cache folder when those
+    are read-only): the one to keep in a Docker layer or a CI cache."""
+    from .engine.grow_exact import grow_depth_first
+
+    cache = getattr(grow_depth_first, "_cache", None)
+    path = getattr(cache, "_cache_path", None)
+    return str(path) if path else "(no cache: NUMBA_DISABLE_JIT or caching is off)"
