@@ -57,7 +57,8 @@ _DELAY = 1.0
 
 class _Notice:
     """The listener: counts nested ``numba:compile`` events of treelearn's kernels and keeps
-    one line on ``stream`` up to date while they run (a ticker thread redraws it)."""
+    one line on ``stream`` up to date while they run (a ticker thread, alive only during a
+    compilation, redraws it)."""
 
     def __init__(self) -> None:
         self.enabled = os.environ.get("TREELEARN_COMPILE_NOTICE", "1").strip().lower() not in (
@@ -123,7 +124,10 @@ class _Notice:
             self._wake.wait(0.5)
             self._wake.clear()
             with self._lock:
-                if self._depth == 0 or not self._started:
+                if self._depth == 0:
+                    self._ticker = None  # no thread between compilations; start() makes one
+                    return
+                if not self._started:
                     continue
                 seconds = time.perf_counter() - self._started
                 out = self._out()

@@ -184,8 +184,8 @@ def map_threads(fn: Callable[[Any], T], items: Sequence[Any], workers: int) -> l
     The calling thread waits in slices of :data:`_POLL` seconds, so a signal is taken at once
     even where it cannot interrupt a lock (see the module docstring). On an interrupt or an
     error the items not started are cancelled and the running ones are waited for: ``fn``
-    should call :func:`check` between chunks of its work, as the node loops do. The first
-    error (in item order) is raised.
+    should call :func:`check` between chunks of its work, as the node loops do. The error
+    raised is the first in item order among the items ended when it is seen.
     """
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = [pool.submit(fn, x) for x in items]

@@ -667,7 +667,9 @@ def compile_kernels(args: argparse.Namespace) -> None:
                 continue
             cls = getattr(treelearn, name)
             params = cls().get_params()
-            # as 'treelearn fit' builds them: n_jobs=-1 (threads), AdaBoost over stumps
+            # as 'treelearn fit' builds them: n_jobs=-1 (threads), AdaBoost over stumps; not
+            # through _estimator, which names a table's category columns: the warm-up's
+            # tables need categorical_features="auto"
             kw = {"n_jobs": -1} if "n_jobs" in params else {}
             if algo == "adaboost":
                 models += [cls(treelearn.DecisionTreeClassifier(max_depth=1, splitter=s))
