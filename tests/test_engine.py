@@ -211,7 +211,7 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     for mod, name in ((fit, "grow_depth_first"), (fit, "grow_best_first"),
                       (gh, "grow_hist_depth_first"), (gh, "grow_hist_best_first")):
         inner = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _f=inner: calls.append(1) or _f(*a))
+        monkeypatch.setattr(mod, name, lambda _f=inner, **a: calls.append(1) or _f(**a))
     monkeypatch.setattr(fit, "CHUNK_WORK", 5_000)
     chunked = tl.DecisionTreeClassifier(**kw).fit(X, y)
     assert len(calls) >= 5

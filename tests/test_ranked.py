@@ -196,7 +196,7 @@ def test_ranked_growth_returns_to_python_between_chunks(seed):
     old, inner = fit.CHUNK_WORK, R.grow_ranked_depth_first
     calls = []
     fit.CHUNK_WORK = 200
-    R.grow_ranked_depth_first = lambda *a: calls.append(1) or inner(*a)
+    R.grow_ranked_depth_first = lambda **a: calls.append(1) or inner(**a)
     try:
         chunked = tl.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y).tree_
     finally:

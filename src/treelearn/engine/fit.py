@@ -36,6 +36,7 @@ from .levels import MISSING_C45, MISSING_M5, N_RES, workspace
 from .nodes import (
     G_ARENA,
     G_DONE,
+    G_TOP,
     N_FCOLS,
     N_FPARAMS,
     N_GSTATE,
@@ -201,23 +202,62 @@ def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
             np.zeros(p, dtype=np.int64), np.array([seed], dtype=np.int64), afs, ajs)
 
 
-def _node_table(prm: GrowParams, n: int):
-    """Empty node tables (grown by the loop as needed), level-map store and growth state
-    (the arena of fractional entries starts after the ``n`` rows)."""
+def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
+    """Empty node tables ``ti``/``tf``/``tv`` (grown by the loop as needed), the level-map
+    store ``cats`` (``cats=False``: a layout without categories takes none) and the growth
+    state ``gs`` (the arena of fractional entries starts after the ``n`` rows), by the names
+    of the node loops' parameters."""
     gs = np.zeros(N_GSTATE, dtype=np.int64)
     gs[G_ARENA] = n
-    return (np.empty((64, N_ICOLS), dtype=np.int64), np.empty((64, N_FCOLS)),
-            np.empty((64, prm.n_values)), np.empty(64, dtype=np.int64), gs)
+    table = {"ti": np.empty((64, N_ICOLS), dtype=np.int64), "tf": np.empty((64, N_FCOLS)),
+             "tv": np.empty((64, prm.n_values)), "gs": gs}
+    if cats:
+        table["cats"] = np.empty(64, dtype=np.int64)
+    return table
 
 
-def _root_stack(n: int) -> np.ndarray:
-    """The depth-first stack holding the root: rows ``[0, n)``, no parent, arena after the
-    ``n`` rows (the sparse grower ignores the arena)."""
+def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
+    """What the growth order keeps between nodes: the depth-first stack holding the root
+    (rows ``[0, n)``, no parent, no histogram slot, arena after the ``n`` rows; the growers
+    over sample lists ignore the arena), or the best-first heap, empty, and the children
+    table where the layout keeps one (``kids``)."""
+    if prm.max_leaf_nodes > 0:
+        front = {"heap": np.empty(64, dtype=np.int64)}
+        if kids:
+            front = {"kids": np.empty((64, 2), dtype=np.int64)} | front
+        return front
     stack = np.zeros((64, N_SCOLS), dtype=np.int64)
     stack[0, S_HI] = n
     stack[0, S_PARENT] = -1
     stack[0, S_ARENA] = n
-    return stack
+    stack[0, S_SLOT] = -1
+    gs[G_TOP] = 1
+    return {"stack": stack}
+
+
+def _grow(kernels: tuple, args: dict, layout: tuple[str, ...], prm: GrowParams, n: int,
+          p: int, cats: bool = True, kids: bool = True) -> Tree:
+    """Grow a tree with a layout's compiled node loop, ``kernels = (depth_first,
+    best_first)``, and assemble it: the one chunked driver of every layout.
+
+    ``args`` holds the loop's arguments by parameter name except the node tables and the
+    frontier, which are added here (:func:`_node_table`, with the level-map store if
+    ``cats``; :func:`_frontier`, with the children table if ``kids``). Each call does at most
+    a chunk of work (``iparams[P_CHUNK]``) and returns the arrays it may have replaced (a
+    table or buffer grown): the ``layout`` names first, then the node tables, then the
+    frontier. Between calls a Ctrl-C stops the fit (nothing is left half-built)."""
+    table = _node_table(prm, n, cats)
+    gs = table["gs"]
+    front = _frontier(prm, n, gs, kids)
+    args = args | table | front
+    kernel = kernels[1] if prm.max_leaf_nodes > 0 else kernels[0]
+    grown = layout + tuple(k for k in table if k != "gs") + tuple(front)
+    while not gs[G_DONE]:
+        args.update(zip(grown, kernel(**args), strict=True))
+        check_interrupt()
+    return assemble(args["ti"], args["tf"], args["tv"],
+                    args["cats"] if cats else np.zeros(0, dtype=np.int64), gs, p,
+                    prm.n_classes)
 
 
 def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
@@ -278,25 +318,10 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     # chunks keep Ctrl-C as quick (measured: 1M-row C4.5 table, 1.9 s to stop, now 0.5 s).
     table = bool(is_cat.any()) or fractional
     ip, fp = prm.arrays(float(w.sum()), CHUNK_WORK // 8 if table else None)
-    ti, tf, tv, cats, gs = _node_table(prm, n)
-    absolute_arg = np.zeros(0) if absolute else None
-    if prm.max_leaf_nodes > 0:
-        kids = np.empty((64, 2), dtype=np.int64)
-        heap = np.empty(64, dtype=np.int64)
-        while not gs[G_DONE]:
-            data, ti, tf, tv, cats, kids, heap = grow_best_first(
-                data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, ip, fp,
-                work, kid_lo, kid_hi, absolute_arg)
-            check_interrupt()
-    else:
-        stack = _root_stack(n)
-        gs[1] = 1  # G_TOP
-        while not gs[G_DONE]:
-            data, ti, tf, tv, cats, stack = grow_depth_first(
-                data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, ip, fp, work,
-                kid_lo, kid_hi, absolute_arg)
-            check_interrupt()
-    return assemble(ti, tf, tv, cats, gs, p, prm.n_classes)
+    args = {"data": data, "cfg": cfg, "costs": costs, "buffers": buffers, "crit": crit,
+            "iparams": ip, "fparams": fp, "work": work, "kid_lo": kid_lo, "kid_hi": kid_hi,
+            "absolute": np.zeros(0) if absolute else None}
+    return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
 
 
 def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
@@ -391,28 +416,13 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     kid_slot = np.zeros(kmax, dtype=np.int64)
     need = np.zeros(kmax, dtype=np.bool_)
     ip, fp = prm.arrays(float(w.sum()))
-    ti, tf, tv, cats, gs = _node_table(prm, n)
-    absolute_arg = np.zeros(0) if absolute else None
-    args_tail = (pool, free, nfree, priv, tcounts, crit, ip, fp, work, buffers, kid_lo, kid_hi,
-                 kid_slot, need, absolute_arg, not is_reg, weighted, need_sq)
-    if prm.max_leaf_nodes > 0:
-        kids = np.empty((64, 2), dtype=np.int64)
-        heap = np.empty(64, dtype=np.int64)
-        while not gs[G_DONE]:
-            bufs, ti, tf, tv, cats, kids, heap = grow_hist_best_first(
-                bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs,
-                *args_tail)
-            check_interrupt()
-    else:
-        stack = _root_stack(n)
-        stack[0, S_SLOT] = -1
-        gs[1] = 1  # G_TOP
-        while not gs[G_DONE]:
-            bufs, ti, tf, tv, cats, stack = grow_hist_depth_first(
-                bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack, gs,
-                *args_tail)
-            check_interrupt()
-    return assemble(ti, tf, tv, cats, gs, p, prm.n_classes)
+    args = {"bufs": bufs, "lay": lay, "edges": edges, "cfg": cfg, "costs": costs, "luts": luts,
+            "lutoff": lutoff, "pool": pool, "free": free, "nfree": nfree, "priv": priv,
+            "tcounts": tcounts, "crit": crit, "iparams": ip, "fparams": fp, "work": work,
+            "buffers": buffers, "kid_lo": kid_lo, "kid_hi": kid_hi, "kid_slot": kid_slot,
+            "need": need, "absolute": np.zeros(0) if absolute else None,
+            "classification": not is_reg, "weighted": weighted, "sq": need_sq}
+    return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
 
 
 def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
@@ -433,23 +443,10 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     absolute = prm.crit == ABSOLUTE_ERROR
     work = _work(n, p, prm.n_stats, 4, prm.seed, absolute)
     ip, fp = prm.arrays(float(w.sum()))
-    ti, tf, tv, _, gs = _node_table(prm, 0)
-    absolute_arg = np.zeros(0) if absolute else None
-    if prm.max_leaf_nodes > 0:
-        heap = np.empty(64, dtype=np.int64)
-        while not gs[G_DONE]:
-            ti, tf, tv, heap = grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs,
-                                                      prm.crit, ip, fp, work, absolute_arg)
-            check_interrupt()
-    else:
-        stack = _root_stack(n)
-        gs[1] = 1  # G_TOP
-        while not gs[G_DONE]:
-            ti, tf, tv, stack = grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack,
-                                                        gs, prm.crit, ip, fp, work,
-                                                        absolute_arg)
-            check_interrupt()
-    return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, prm.n_classes)
+    args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
+            "fparams": fp, "work": work, "absolute": np.zeros(0) if absolute else None}
+    return _grow((grow_sparse_depth_first, grow_sparse_best_first), args, (), prm, n, p,
+                 cats=False, kids=False)
 
 
 def _targets(ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray) -> tuple:
@@ -494,11 +491,7 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
     ip, fp = prm.arrays(float(tgt[2][samples].sum()),
                         max(1, 8 * CHUNK_WORK // max(4 * prm.max_features, 1)))
-    ti, tf, tv, _, gs = _node_table(prm, 0)
-    stack = _root_stack(n)
-    gs[1] = 1  # G_TOP
-    while not gs[G_DONE]:
-        ti, tf, tv, stack = grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs,
-                                                    prm.crit, ip, fp, work)
-        check_interrupt()
-    return assemble(ti, tf, tv, np.zeros(0, dtype=np.int64), gs, p, prm.n_classes)
+    args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
+            "fparams": fp, "work": work}
+    # depth-first only (ranked_applies)
+    return _grow((grow_ranked_depth_first, None), args, (), prm, n, p, cats=False)
