@@ -130,3 +130,41 @@ def test_class_codes_equal_numpy_unique(y):
     assert classes.dtype == ref_classes.dtype
     np.testing.assert_array_equal(classes, ref_classes)
     np.testing.assert_array_equal(codes, ref_codes)
+
+
+def _public_estimators() -> list[type]:
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    import treelearn as tl
+    import treelearn.ensemble as te
+
+    found = {cls for mod in (tl, te) for _, cls in inspect.getmembers(mod, inspect.isclass)
+             if issubclass(cls, BaseEstimator) and not cls.__name__.startswith("_")}
+    return sorted(found, key=lambda c: f"{c.__module__}.{c.__name__}")
+
+
+@pytest.mark.parametrize("cls", _public_estimators(),
+                         ids=lambda c: f"{c.__module__.split('.')[1]}.{c.__name__}")
+def test_every_method_that_takes_rows_documents_them(cls):
+    """The numpydoc sections shared through treelearn._docs reach every public estimator:
+    each method taking rows documents X in Parameters and what it returns."""
+    import inspect
+
+    methods = ("fit", "predict", "predict_proba", "predict_log_proba", "decision_function",
+               "apply", "decision_path")
+    checked = 0
+    for name in methods:
+        fn = getattr(cls, name, None)
+        if fn is None:
+            continue
+        doc = inspect.getdoc(fn) or ""
+        params = doc.partition("Parameters\n----------\n")[2].partition("\n\n")[0]
+        returns = doc.partition("Returns\n-------\n")[2]
+        assert params.startswith("X : "), (cls.__name__, name, doc)
+        if name == "fit":
+            assert "\ny : " in params, (cls.__name__, name, doc)
+        assert returns.strip(), (cls.__name__, name, doc)
+        checked += 1
+    assert checked >= 2

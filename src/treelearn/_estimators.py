@@ -28,6 +28,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from ._docs import fits, takes_rows
 from ._interrupt import interruptible
 from ._memory import check as check_memory
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, expected_costs
@@ -41,6 +42,7 @@ from ._validation import (
     check_X,
     check_y_1d,
     check_y_missing,
+    keep_params,
     validate_params,
 )
 from .engine.binning import Binner, table_layout
@@ -331,53 +333,10 @@ def _indexable(X):
 
 
 class BaseDecisionTree(BaseEstimator):
-    """Shared machinery of the classifier and the regressor (not for direct use)."""
+    """Shared machinery of the classifier and the regressor (not for direct use; the
+    parameters are the subclasses', stored by :func:`~treelearn._validation.keep_params`)."""
 
     _criteria: dict[str, int] = {}
-
-    def __init__(self, *, criterion, splitter="best", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
-                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 ccp_alpha=0.0, max_bins=255, binner=None, categorical_features="auto",
-                 categorical_split="binary", missing="learn", feature_costs=None,
-                 cost_function="tan", cost_weight=1.0, prune=None, prune_cv=10,
-                 prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 subtree_raising=False, validation_fraction=0.2, n_jobs=None,
-                 min_level_count=1, level_smoothing=0.0, selection="auto",
-                 selection_alpha=1.0, average_gain=False, threshold_penalty=False):
-        self.criterion = criterion
-        self.splitter = splitter
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.random_state = random_state
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.ccp_alpha = ccp_alpha
-        self.max_bins = max_bins
-        self.binner = binner
-        self.categorical_features = categorical_features
-        self.categorical_split = categorical_split
-        self.missing = missing
-        self.feature_costs = feature_costs
-        self.cost_function = cost_function
-        self.cost_weight = cost_weight
-        self.prune = prune
-        self.prune_cv = prune_cv
-        self.prune_rule = prune_rule
-        self.ccp_risk = ccp_risk
-        self.confidence_factor = confidence_factor
-        self.subtree_raising = subtree_raising
-        self.validation_fraction = validation_fraction
-        self.n_jobs = n_jobs
-        self.min_level_count = min_level_count
-        self.level_smoothing = level_smoothing
-        self.selection = selection
-        self.selection_alpha = selection_alpha
-        self.average_gain = average_gain
-        self.threshold_penalty = threshold_penalty
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -395,24 +354,13 @@ class BaseDecisionTree(BaseEstimator):
         raise NotImplementedError
 
     @interruptible
+    @fits(X="Training data. Converted to float32 (as scikit-learn does); sparse input is used "
+            "as CSR without densifying.",
+          y="Class labels (ints, strings, bools) or regression targets.",
+          sample_weight="Non-negative weights, not all zero. None gives every sample weight one.",
+          returns="The fitted estimator.")
     def fit(self, X, y, sample_weight=None):
-        """Build a decision tree from the training set (X, y).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data. Converted to float32 (as scikit-learn does); sparse input is used as
-            CSR without densifying.
-        y : array-like of shape (n_samples,)
-            Class labels (ints, strings, bools) or regression targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights, not all zero. None gives every sample weight one.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
+        """Build a decision tree from the training set (X, y)."""
         validate_params(self, self._constraints())
         self._check_prune_params()
         check_y_missing(y)
@@ -683,34 +631,18 @@ class BaseDecisionTree(BaseEstimator):
         return self._validate_table(X)
 
     @interruptible
+    @takes_rows("X_leaves : ndarray of shape (n_samples,)",
+                "Node index (in ``tree_``) of each sample's leaf.")
     def apply(self, X) -> np.ndarray:
-        """Return the index of the leaf that each sample is predicted as.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_leaves : ndarray of shape (n_samples,)
-            Node index (in ``tree_``) of each sample's leaf.
-        """
+        """Return the index of the leaf that each sample is predicted as."""
         X = self._validate_X_predict(X)
         return self.tree_.apply(X)
 
     @interruptible
+    @takes_rows("indicator : sparse matrix of shape (n_samples, n_nodes)",
+                "Nonzero elements indicate the nodes each sample goes through.")
     def decision_path(self, X):
-        """Return the decision path in the tree.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        indicator : sparse matrix of shape (n_samples, n_nodes)
-            Nonzero elements indicate the nodes each sample goes through.
-        """
+        """Return the decision path in the tree."""
         X = self._validate_X_predict(X)
         return self.tree_.decision_path(X)
 
@@ -942,15 +874,16 @@ class ProbaClassifierMixin:
     """``predict`` and ``predict_log_proba`` of a classifier from its ``predict_proba`` and
     ``classes_`` (trees with misclassification costs override ``predict``)."""
 
+    @takes_rows("log_proba : ndarray of shape (n_samples, n_classes)")
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba` (``-inf`` for probability zero)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
-        """The class of highest :meth:`predict_proba` (ties: the first in ``classes_``) of
-        each row of ``X`` ({array-like, sparse matrix} of shape (n_samples, n_features)), as
-        an ndarray of shape (n_samples,)."""
+        """The class of highest :meth:`predict_proba` of each row (ties: the first in
+        ``classes_``)."""
         proba = self.predict_proba(X)  # first: it checks that the model is fitted
         return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
@@ -994,26 +927,7 @@ default="gini"
                  validation_fraction=0.2, n_jobs=None, min_level_count=1,
                  level_smoothing=0.0, selection="auto", selection_alpha=1.0,
                  average_gain=False, threshold_penalty=False):
-        super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
-                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf,
-                         max_features=max_features, random_state=random_state,
-                         max_leaf_nodes=max_leaf_nodes,
-                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
-                         max_bins=max_bins, binner=binner,
-                         categorical_features=categorical_features,
-                         categorical_split=categorical_split, missing=missing,
-                         feature_costs=feature_costs, cost_function=cost_function,
-                         cost_weight=cost_weight,
-                         prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
-                         ccp_risk=ccp_risk, confidence_factor=confidence_factor,
-                         subtree_raising=subtree_raising,
-                         validation_fraction=validation_fraction, n_jobs=n_jobs,
-                         min_level_count=min_level_count, level_smoothing=level_smoothing,
-                         selection=selection, selection_alpha=selection_alpha,
-                         average_gain=average_gain, threshold_penalty=threshold_penalty)
-        self.class_weight = class_weight
-        self.misclassification_cost = misclassification_cost
+        keep_params(self, locals())
 
     def _constraints(self) -> dict:
         return {**super()._constraints(),
@@ -1046,18 +960,10 @@ default="gini"
         return C
 
     @interruptible
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)",
+                "Columns in the order of ``classes_``.")
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities: the weighted class fractions of each sample's leaf.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
+        """Class probabilities: the weighted class fractions of each sample's leaf."""
         X = self._validate_X_predict(X)
         proba = self.tree_.predict(X)[:, 0, :]
         normalizer = proba.sum(axis=1, keepdims=True)
@@ -1065,17 +971,9 @@ default="gini"
         return proba / normalizer
 
     @interruptible
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
-        """Predicted class of each sample (the most probable class of its leaf; ties: first).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
+        """Predicted class of each sample (the most probable class of its leaf; ties: first)."""
         X = self._validate_X_predict(X)
         proba = self.tree_.predict(X)[:, 0, :]
         if getattr(self, "cost_matrix_", None) is not None:
@@ -1144,31 +1042,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  linear_leaves=False, linear_features="subtree", smoothing=15.0,
                  drop_attributes=True, ridge_alpha=0.0, linear_estimate="m5",
                  min_sd_fraction=0.0):
-        super().__init__(criterion=criterion, splitter=splitter, max_depth=max_depth,
-                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf,
-                         max_features=max_features, random_state=random_state,
-                         max_leaf_nodes=max_leaf_nodes,
-                         min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha,
-                         max_bins=max_bins, binner=binner,
-                         categorical_features=categorical_features,
-                         categorical_split=categorical_split, missing=missing,
-                         feature_costs=feature_costs, cost_function=cost_function,
-                         cost_weight=cost_weight,
-                         prune=prune, prune_cv=prune_cv, prune_rule=prune_rule,
-                         ccp_risk=ccp_risk, confidence_factor=confidence_factor,
-                         subtree_raising=subtree_raising,
-                         validation_fraction=validation_fraction, n_jobs=n_jobs,
-                         min_level_count=min_level_count, level_smoothing=level_smoothing,
-                         selection=selection, selection_alpha=selection_alpha,
-                         average_gain=average_gain, threshold_penalty=threshold_penalty)
-        self.linear_leaves = linear_leaves
-        self.linear_features = linear_features
-        self.smoothing = smoothing
-        self.drop_attributes = drop_attributes
-        self.ridge_alpha = ridge_alpha
-        self.linear_estimate = linear_estimate
-        self.min_sd_fraction = min_sd_fraction
+        keep_params(self, locals())
 
     def _constraints(self) -> dict:
         return {**super()._constraints(),
@@ -1196,18 +1070,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return np.zeros(0, dtype=np.int32), y, np.ascontiguousarray(w), 2, 1, 1
 
     @interruptible
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
         """Predicted value of each sample (its leaf's mean or median, or its leaf's linear
-        model with ``linear_leaves``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
+        model with ``linear_leaves``)."""
         X = self._validate_X_predict(X)
         return self.tree_.predict(X)[:, 0, 0]
 

@@ -108,6 +108,17 @@ def _describe(constraint: Any) -> str:
     return "None" if constraint is None else str(constraint)
 
 
+def keep_params(estimator: Any, params: dict[str, Any]) -> None:
+    """Store an estimator's constructor arguments, unchanged, as attributes of the same names
+    (scikit-learn's rule: ``__init__`` only stores; checks happen in ``fit``). ``params`` is
+    the constructor's ``locals()`` taken first thing, so every parameter is stored once and a
+    subclass's explicit signature (which scikit-learn's ``get_params`` reads, and editors
+    show) needs no forwarding to its base."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
 def validate_params(estimator: Any, constraints: dict[str, list[Any]]) -> None:
     """Raise InvalidParameterError for the first parameter breaking ``constraints``."""
     params = estimator.get_params(deep=False)

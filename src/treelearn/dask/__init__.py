@@ -51,6 +51,7 @@ processed in groups whose histograms fit ``histogram_budget``. Not yet: ``max_le
 from __future__ import annotations
 
 from .._estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from .._validation import keep_params
 from ..ensemble import RandomForestClassifier, RandomForestRegressor
 from ..ensemble._forest import _forest_init
 from ._estimators import _DaskForest, _DaskTree
@@ -93,12 +94,7 @@ min_impurity_decrease, max_bins, random_state
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
                  max_bins=255, binner=None, random_state=None, split_every=8,
                  histogram_budget=256 * 2**20, client=None):
-        super().__init__(criterion=criterion, max_depth=max_depth,
-                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf,
-                         min_impurity_decrease=min_impurity_decrease, max_bins=max_bins,
-                         binner=binner, random_state=random_state, split_every=split_every,
-                         histogram_budget=histogram_budget, client=client)
+        keep_params(self, locals())
 
     def predict_proba(self, X):
         """Class probabilities for a dask array or DataFrame (lazy)."""
@@ -125,12 +121,7 @@ client
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
                  max_bins=255, binner=None, random_state=None, split_every=8,
                  histogram_budget=256 * 2**20, client=None):
-        super().__init__(criterion=criterion, max_depth=max_depth,
-                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf,
-                         min_impurity_decrease=min_impurity_decrease, max_bins=max_bins,
-                         binner=binner, random_state=random_state, split_every=split_every,
-                         histogram_budget=histogram_budget, client=client)
+        keep_params(self, locals())
 
 
 _FOREST_DOC = """

@@ -450,23 +450,6 @@ _FIT_DOC = """Grow the {what} on a dask array or dask DataFrame ``X`` with targe
 class _DaskTree(_DaskBase):
     """Shared machinery of the Dask tree estimators (not for direct use)."""
 
-    def __init__(self, *, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, max_bins=255,
-                 binner=None, random_state=None, split_every=8,
-                 histogram_budget=256 * 2**20, client=None):
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.min_impurity_decrease = min_impurity_decrease
-        self.max_bins = max_bins
-        self.binner = binner
-        self.random_state = random_state
-        self.split_every = split_every
-        self.histogram_budget = histogram_budget
-        self.client = client
-
     def fit(self, X, y, sample_weight=None):
         template = self._tree_template()
         self._check_params(template)

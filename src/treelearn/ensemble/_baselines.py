@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._docs import fits, takes_rows
 from .._estimators import BaseDecisionTree, ProbaClassifierMixin, _class_codes
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
@@ -105,6 +106,20 @@ def numeric_rule(x: np.ndarray, codes: np.ndarray, w: np.ndarray, K: int, min_bu
     return mids[end[:nb - 1] - 1], counts[:nb].copy()
 
 
+def _fit_classes(est, X, y, sample_weight) -> tuple:
+    """The checks a baseline's ``fit`` starts with: ``X`` validated (feature names, table
+    columns), ``y`` a 1-D column of class labels without holes, the weights; sets
+    ``classes_`` and ``n_classes_``; returns ``(X, class codes, weights)``."""
+    check_y_missing(y)
+    X, y = _validate(est, X, y, fitting=True)
+    y = check_y_1d(y)
+    check_classification_targets(y)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    est.classes_, codes = _class_codes(y)
+    est.n_classes_ = len(est.classes_)
+    return X, codes, w
+
+
 class MajorityClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
     """The majority-class baseline (Weka's ZeroR): every case gets the most frequent
     (weighted) training class; probabilities are the training class frequencies.
@@ -123,32 +138,17 @@ class MajorityClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return _baseline_tags(super().__sklearn_tags__())
 
+    @fits(X="Checked for shape only.")
     def fit(self, X, y, sample_weight=None):
-        """Count the classes of ``y`` (X is checked for shape only).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : object
-        """
-        check_y_missing(y)
-        X, y = _validate(self, X, y, fitting=True)
-        y = check_y_1d(y)
-        check_classification_targets(y)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        self.classes_, codes = _class_codes(y)
-        self.n_classes_ = len(self.classes_)
+        """Count the classes of ``y``."""
+        X, codes, w = _fit_classes(self, X, y, sample_weight)
         freq = np.bincount(codes, weights=w, minlength=self.n_classes_)
         self.class_prior_ = freq / freq.sum()
         return self
 
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X) -> np.ndarray:
-        """The training class frequencies for every row, shape (n_samples, n_classes)."""
+        """The training class frequencies, for every row."""
         check_is_fitted(self, "class_prior_")
         X = _validate(self, X)
         return np.tile(self.class_prior_, (X.shape[0], 1))
@@ -212,28 +212,12 @@ class OneRClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
         return _baseline_tags(super().__sklearn_tags__())
 
     @interruptible
+    @fits(sample_weight="Case weights (counts of the rules).")
     def fit(self, X, y, sample_weight=None):
-        """Build every attribute's rule and keep the one with the fewest errors.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Case weights (counts of the rules).
-
-        Returns
-        -------
-        self : object
-        """
+        """Build every attribute's rule and keep the one with the fewest errors."""
         validate_params(self, self._parameter_constraints)
-        check_y_missing(y)
-        X, y = _validate(self, X, y, fitting=True)
-        y = check_y_1d(y)
-        check_classification_targets(y)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        self.classes_, codes = _class_codes(y)
-        K = self.n_classes_ = len(self.classes_)
+        X, codes, w = _fit_classes(self, X, y, sample_weight)
+        K = self.n_classes_
         keep = w > 0.0  # a case of weight 0 takes no part (its value opens no interval)
         if not keep.all():
             X, codes, w = X[np.flatnonzero(keep)], codes[keep], w[keep]
@@ -298,18 +282,10 @@ class OneRClassifier(ProbaClassifierMixin, ClassifierMixin, BaseEstimator):
         return (col.toarray() if sp.issparse(col) else np.asarray(col)).ravel().astype(
             np.float64)
 
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of each row's interval (level, missing cell) of the chosen
-        attribute; a cell without training cases gives the majority class probability 1.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
+        attribute; a cell without training cases gives the majority class probability 1."""
         cells = self._cells(self._column(X))
         total = cells.sum(axis=1, keepdims=True)
         empty = total[:, 0] == 0.0

@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._docs import fits, takes_rows
 from .._estimators import MAX_INT, BaseDecisionTree, DecisionTreeClassifier, _Shared
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
@@ -140,20 +141,9 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     @interruptible
+    @fits(sample_weight="Initial weights (normalized to sum to one).")
     def fit(self, X, y, sample_weight=None):
-        """Boost the base tree on (X, y).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Initial weights (normalized to sum to one).
-
-        Returns
-        -------
-        self : object
-        """
+        """Boost the base tree on (X, y)."""
         validate_params(self, self._parameter_constraints)
         template = self._template()
         validate_params(template, template._constraints())
@@ -270,17 +260,10 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         return pred
 
     @interruptible
+    @takes_rows("score : ndarray of shape (n_samples,) for two classes, else "
+                "(n_samples, n_classes)")
     def decision_function(self, X) -> np.ndarray:
-        """The weighted vote (see the class notes for its scale).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        score : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
-        """
+        """The weighted vote (see the class notes for its scale)."""
         X = self._validate_X_predict(X)
         n_fit = len(self.estimators_)
         return self._finish(self._raw_votes(X), self.estimator_weights_[:n_fit].sum())
@@ -304,17 +287,9 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             return self.classes_.take((score > 0).astype(int), axis=0)
         return self.classes_.take(np.argmax(score, axis=1), axis=0)
 
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
-        """The class of largest weighted vote.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
+        """The class of largest weighted vote."""
         return self._label(self.decision_function(X))
 
     def staged_predict(self, X):
@@ -330,18 +305,10 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             score = score / (K - 1)
         return softmax(score, axis=1)
 
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the softmax of the decision function (divided by ``K - 1``;
-        for two classes of ``(-d/2, d/2)``), as scikit-learn's SAMME.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
+        for two classes of ``(-d/2, d/2)``), as scikit-learn's SAMME."""
         return self._proba(self.decision_function(X), self.n_classes_)
 
     def staged_predict_proba(self, X):

@@ -41,6 +41,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
+from .._docs import fits, takes_rows
 from .._estimators import (
     _COMMON_CONSTRAINTS,
     MAX_INT,
@@ -179,25 +180,15 @@ class _BaseEnsemble(BaseEstimator):
         return w, counts, None
 
     @interruptible
+    @fits(X="Training data (DataFrames with categorical columns and missing values as for a "
+            "single tree).",
+          y="Class labels or regression targets.",
+          sample_weight="Non-negative weights. With ``bootstrap=True`` rows are drawn with "
+                        "probability proportional to their weight (and then weigh their number "
+                        "of draws), as in scikit-learn >= 1.7; otherwise every tree uses them as "
+                        "weights.")
     def fit(self, X, y, sample_weight=None):
-        """Grow the ensemble's trees on (X, y).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (DataFrames with categorical columns and missing values as for a
-            single tree).
-        y : array-like of shape (n_samples,)
-            Class labels or regression targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights. With ``bootstrap=True`` rows are drawn with probability
-            proportional to their weight (and then weigh their number of draws), as in
-            scikit-learn >= 1.7; otherwise every tree uses them as weights.
-
-        Returns
-        -------
-        self : object
-        """
+        """Grow the ensemble's trees on (X, y)."""
         self._validate_forest_params()
         template = self._template()
         validate_params(template, template._constraints())
@@ -410,8 +401,10 @@ class _BaseEnsemble(BaseEstimator):
         return out
 
     @interruptible
+    @takes_rows("X_leaves : ndarray of shape (n_samples, n_estimators)",
+                "Node index of each sample's leaf in each tree.")
     def apply(self, X) -> np.ndarray:
-        """Leaf index of every sample in every tree, shape (n_samples, n_estimators)."""
+        """Leaf index of every sample in every tree."""
         X = self._validate_X_predict(X)
         if not sp.issparse(X) and self._packed.exact(X):
             return self._packed.apply(X)
@@ -618,17 +611,9 @@ class _ForestClassifierMixin(ProbaClassifierMixin):
         return expanded if sw is None else sw * expanded
 
     @interruptible
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X) -> np.ndarray:
-        """Mean over trees of the class fractions of each sample's leaf.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
+        """Mean over trees of the class fractions of each sample's leaf."""
         X = self._validate_X_predict(X)
         return self._value_sum(X) / len(self.estimators_)
 
@@ -650,17 +635,9 @@ class _ForestRegressorMixin:
     """Mean of the trees' predictions."""
 
     @interruptible
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
-        """Mean over trees of each sample's prediction.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
+        """Mean over trees of each sample's prediction."""
         X = self._validate_X_predict(X)
         return self._value_sum(X)[:, 0] / len(self.estimators_)
 

@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._docs import fits, takes_rows
 from .._paths import leaf_conditions
 from .pessimistic import u_cf
 
@@ -127,8 +128,11 @@ class RuleSet(ClassifierMixin, BaseEstimator):
         self.simplify = simplify
         self.confidence_factor = confidence_factor
 
+    @fits(X="The rows the rules are judged on (normally the training data); the tree is "
+            "fitted on them first if ``estimator`` is not fitted.",
+          y="Class labels.", sample_weight="Case weights (None: one each).")
     def fit(self, X, y, sample_weight=None):
-        """Build the rules from the tree, judged on ``(X, y)`` (normally the training data)."""
+        """Build the rules from the tree, judged on ``(X, y)``."""
         from sklearn.base import clone
 
         est = self.estimator
@@ -153,12 +157,15 @@ class RuleSet(ClassifierMixin, BaseEstimator):
             todo &= ~hit
         return which
 
+    @takes_rows("proba : ndarray of shape (n_samples, n_classes)",
+                "Columns in the order of ``classes_``.")
     def predict_proba(self, X) -> np.ndarray:
-        """Class distribution of the rule each row fires (columns: ``classes_``)."""
+        """Class distribution of the rule each row fires."""
         which = self._first_rule(self._encode(X))
         table = np.vstack([r.distribution for r in self.rules_] + [self.default_distribution_])
         return table[which]
 
+    @takes_rows("y : ndarray of shape (n_samples,)")
     def predict(self, X) -> np.ndarray:
         """Class of the first rule that fires for each row, else the default class."""
         which = self._first_rule(self._encode(X))
