@@ -95,20 +95,24 @@ def test_compile_kernels_refuses_what_is_not_a_treelearn_estimator():
 
 
 _AFTER_WARM_UP = r"""
-import json, sys
+import collections, json, sys
 import numpy as np, pandas as pd
-from numba.core.dispatcher import Dispatcher
+from numba.core import event
 import treelearn as tl
-
-def overloads():
-    return {f"{m}.{k}": len(v.overloads) for m, mod in list(sys.modules.items())
-            if m.startswith("treelearn") for k, v in vars(mod).items()
-            if isinstance(v, Dispatcher)}
 
 models = [tl.DecisionTreeClassifier(), tl.DecisionTreeRegressor(splitter="hist"),
           tl.RandomForestClassifier(n_jobs=2)]
-lines = tl.compile_kernels(models)
-before = overloads()
+lines = tl.compile_kernels(models, processes=int(sys.argv[1]))
+compiled = collections.Counter()
+
+class Compiled(event.Listener):  # numba:compile is sent on a cache miss only
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        compiled[f"{d.py_func.__module__}.{d.py_func.__name__}"] += 1
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Compiled())
 rng = np.random.default_rng(7)
 X = rng.normal(size=(60_000, 5)).astype(np.float32)
 y = np.where(X[:, 0] + rng.normal(size=len(X)) > 0, "yes", "no")
@@ -122,19 +126,20 @@ tl.DecisionTreeClassifier().fit(df, y[:2_000]).predict(df)
 tl.DecisionTreeRegressor(splitter="hist").fit(X, X[:, 1], sample_weight=np.ones(len(X)))
 tl.DecisionTreeRegressor(splitter="hist").fit(df, np.arange(2_000.0)).predict(df)
 tl.RandomForestClassifier(n_estimators=4, n_jobs=2).fit(X[:20_000], y[:20_000]).predict(X)
-after = overloads()
 print(json.dumps({"lines": lines,
-                  "new": {k: after[k] - before.get(k, 0) for k in after
-                          if after[k] != before.get(k, 0)}}))
+                  "new": {k: n for k, n in compiled.items() if k.startswith("treelearn")}}))
 """
 
 
 @pytest.mark.jit_only
-def test_after_the_warm_up_the_same_estimators_compile_nothing_new():
-    """The warm-up's promise, checked in a fresh process: once ``compile_kernels`` has run,
-    fits of the same estimators on other data (sizes, dtypes, labels, tables with holes,
-    weights) add no specialisation to any of treelearn's kernels."""
-    run = subprocess.run([sys.executable, "-c", _AFTER_WARM_UP], capture_output=True,
+@pytest.mark.parametrize("processes", [1, 2])
+def test_after_the_warm_up_the_same_estimators_compile_nothing_new(processes):
+    """The warm-up's promise, checked in a fresh process: once ``compile_kernels`` has run
+    (in that process, or in processes of its own that store into Numba's cache), fits of
+    the same estimators on other data (sizes, dtypes, labels, tables with holes, weights)
+    compile none of treelearn's kernels."""
+    run = subprocess.run([sys.executable, "-c", _AFTER_WARM_UP, str(processes)],
+                         capture_output=True,
                          text=True, timeout=1800, env={**os.environ,
                                                        "TREELEARN_COMPILE_NOTICE": "0"})
     assert run.returncode == 0, run.stderr[-3000:]
@@ -143,3 +148,79 @@ def test_after_the_warm_up_the_same_estimators_compile_nothing_new():
     kinds = {line.split(": ")[1] for line in out["lines"]}
     assert {"numbers", "many rows", "weights", "table", "table, many rows"} <= kinds
     assert "sparse" in kinds  # the exact tree and the forest take sparse rows; hist does not
+
+
+def _record_popen(monkeypatch) -> list:
+    started = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        proc = real(*args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    return started
+
+
+def test_compiled_beside_runs_the_target_and_stops_it_with_the_block(monkeypatch):
+    """On a first run the target runs in a background process, which the end of the block
+    stops (here a target that would wait for ever)."""
+    started = _record_popen(monkeypatch)
+    monkeypatch.setattr(_compiling, "_caching", lambda: True)
+    monkeypatch.setattr(_compiling, "_first_run", lambda: True)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("TREELEARN_COMPILE_BESIDE", raising=False)
+    with _compiling.compiled_beside("threading:Event().wait"):
+        assert len(started) == 1
+        time.sleep(0.2)
+        assert started[0].poll() is None  # still waiting: running beside the block
+    assert started[0].poll() is not None
+    with pytest.raises(KeyboardInterrupt), _compiling.compiled_beside("threading:Event().wait"):
+        raise KeyboardInterrupt
+    assert len(started) == 2 and started[1].poll() is not None
+
+
+@pytest.mark.parametrize("case", ["warm cache", "one CPU", "no cache", "switched off"])
+def test_compiled_beside_starts_nothing_when_it_cannot_help(monkeypatch, case):
+    started = _record_popen(monkeypatch)
+    monkeypatch.setattr(_compiling, "_caching", lambda: case != "no cache")
+    monkeypatch.setattr(_compiling, "_first_run", lambda: case != "warm cache")
+    monkeypatch.setattr(os, "cpu_count", lambda: 1 if case == "one CPU" else 2)
+    monkeypatch.setenv("TREELEARN_COMPILE_BESIDE", "0" if case == "switched off" else "1")
+    with _compiling.compiled_beside("threading:Event().wait"):
+        pass
+    assert started == []
+
+
+@pytest.mark.jit_only
+def test_a_fresh_cache_is_a_first_run_and_this_one_is_not(tmp_path):
+    """_first_run reads the exact grower's cache index: empty in a new cache folder; after a
+    fit, filled (the fit here uses the cache of the test run, which earlier fits filled)."""
+    code = "from treelearn._compiling import _first_run; print(_first_run())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    fresh = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True)
+    assert fresh.stdout.strip() == "True"
+    tl.DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1])
+    assert _compiling._first_run() is False
+
+
+@pytest.mark.jit_only
+def test_warm_up_processes_report_in_order_and_fail_loudly():
+    models = [tl.DecisionTreeRegressor(max_depth=3), tl.DecisionTreeClassifier(max_depth=3)]
+    seen = []
+    lines = tl.compile_kernels(models, processes=2, done=lambda i, got: seen.append(i))
+    assert sorted(seen) == [0, 1]
+    names = [line.split(":")[0] for line in lines]
+    assert names == sorted(names, key=lambda n: n != "DecisionTreeRegressor")  # input order
+    assert {line.split(": ")[1] for line in lines} >= {"numbers", "table", "sparse"}
+    with pytest.raises(RuntimeError, match="warm-up of DecisionTreeClassifier failed"):
+        tl.compile_kernels([tl.DecisionTreeClassifier(max_depth=-1), tl.MajorityClassifier()],
+                           processes=2)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2"])
+def test_compile_kernels_refuses_a_bad_process_count(bad):
+    with pytest.raises(ValueError, match="processes must be a positive int"):
+        tl.compile_kernels([tl.MajorityClassifier()], processes=bad)

@@ -682,11 +682,13 @@ def compile_kernels(args: argparse.Namespace) -> None:
         raise UserError(f"nothing to compile: {', '.join(algos)} has no {args.task} "
                         "estimator")
     t = time.perf_counter()
+    def done(_: int, lines: list[str]) -> None:
+        for line in lines:
+            say(f"  {line}")
+        bar.update(1)
+
     with _progress(args, len(models), "compiling") as bar:
-        for model in models:
-            for line in treelearn.compile_kernels([model]):
-                say(f"  {line}")
-            bar.update(1)
+        treelearn.compile_kernels(models, done=done)
     print(f"compiled or loaded the kernels of {len(models)} estimators in "
           f"{time.perf_counter() - t:.0f} s; Numba's cache: {cache_location()}")
 
