@@ -27,49 +27,13 @@ import numpy as np
 
 from .._interrupt import check as check_interrupt
 from .._tree import Tree
+from . import nodes as nd
 from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
 from .levels import MISSING_C45, MISSING_M5, N_RES, workspace
-from .nodes import (
-    G_ARENA,
-    G_DONE,
-    G_TOP,
-    N_FCOLS,
-    N_FPARAMS,
-    N_GSTATE,
-    N_ICOLS,
-    N_IPARAMS,
-    N_SCOLS,
-    P_ALPHA,
-    P_AVERAGE_GAIN,
-    P_CHUNK,
-    P_COST_MODE,
-    P_COST_WEIGHT,
-    P_MAX_DEPTH,
-    P_MAX_FEATURES,
-    P_MAX_LEAF_NODES,
-    P_MIN_COUNT,
-    P_MIN_IMPURITY,
-    P_MIN_IMPURITY_DECREASE,
-    P_MIN_LEAF,
-    P_MIN_SPLIT,
-    P_MIN_WEIGHT_LEAF,
-    P_MODE,
-    P_MULTIWAY,
-    P_PENALTY,
-    P_RANDOM,
-    P_SEED,
-    P_SELECTION,
-    P_SMOOTH,
-    P_TOTAL_WEIGHT,
-    S_ARENA,
-    S_HI,
-    S_PARENT,
-    S_SLOT,
-)
 from .random import N_DRAW
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
@@ -109,30 +73,30 @@ class GrowParams:
     def arrays(self, total_weight: float, chunk: int | None = None):
         """The parameter arrays the compiled loops read (``chunk``: work per call, default
         :data:`CHUNK_WORK` as it is at the call)."""
-        ip = np.zeros(N_IPARAMS, dtype=np.int64)
-        ip[P_MAX_DEPTH] = self.max_depth
-        ip[P_MIN_SPLIT] = self.min_samples_split
-        ip[P_MIN_LEAF] = self.min_samples_leaf
-        ip[P_MAX_FEATURES] = self.max_features
-        ip[P_MAX_LEAF_NODES] = self.max_leaf_nodes
-        ip[P_RANDOM] = int(self.random_split)
-        ip[P_SEED] = self.seed
-        ip[P_MODE] = self.missing
-        ip[P_MULTIWAY] = int(self.multiway)
-        ip[P_COST_MODE] = self.cost_mode
-        ip[P_MIN_COUNT] = self.min_count
-        ip[P_SELECTION] = self.selection
-        ip[P_AVERAGE_GAIN] = int(self.average_gain)
-        ip[P_PENALTY] = int(self.threshold_penalty)
-        ip[P_CHUNK] = CHUNK_WORK if chunk is None else chunk
-        fp = np.zeros(N_FPARAMS)
-        fp[P_MIN_WEIGHT_LEAF] = self.min_weight_leaf
-        fp[P_MIN_IMPURITY_DECREASE] = self.min_impurity_decrease
-        fp[P_TOTAL_WEIGHT] = total_weight
-        fp[P_COST_WEIGHT] = self.cost_weight
-        fp[P_SMOOTH] = self.smooth
-        fp[P_ALPHA] = self.alpha
-        fp[P_MIN_IMPURITY] = self.min_impurity_split
+        ip = np.zeros(nd.N_IPARAMS, dtype=np.int64)
+        ip[nd.P_MAX_DEPTH] = self.max_depth
+        ip[nd.P_MIN_SPLIT] = self.min_samples_split
+        ip[nd.P_MIN_LEAF] = self.min_samples_leaf
+        ip[nd.P_MAX_FEATURES] = self.max_features
+        ip[nd.P_MAX_LEAF_NODES] = self.max_leaf_nodes
+        ip[nd.P_RANDOM] = int(self.random_split)
+        ip[nd.P_SEED] = self.seed
+        ip[nd.P_MODE] = self.missing
+        ip[nd.P_MULTIWAY] = int(self.multiway)
+        ip[nd.P_COST_MODE] = self.cost_mode
+        ip[nd.P_MIN_COUNT] = self.min_count
+        ip[nd.P_SELECTION] = self.selection
+        ip[nd.P_AVERAGE_GAIN] = int(self.average_gain)
+        ip[nd.P_PENALTY] = int(self.threshold_penalty)
+        ip[nd.P_CHUNK] = CHUNK_WORK if chunk is None else chunk
+        fp = np.zeros(nd.N_FPARAMS)
+        fp[nd.P_MIN_WEIGHT_LEAF] = self.min_weight_leaf
+        fp[nd.P_MIN_IMPURITY_DECREASE] = self.min_impurity_decrease
+        fp[nd.P_TOTAL_WEIGHT] = total_weight
+        fp[nd.P_COST_WEIGHT] = self.cost_weight
+        fp[nd.P_SMOOTH] = self.smooth
+        fp[nd.P_ALPHA] = self.alpha
+        fp[nd.P_MIN_IMPURITY] = self.min_impurity_split
         return ip, fp
 
 
@@ -207,9 +171,9 @@ def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
     store ``cats`` (``cats=False``: a layout without categories takes none) and the growth
     state ``gs`` (the arena of fractional entries starts after the ``n`` rows), by the names
     of the node loops' parameters."""
-    gs = np.zeros(N_GSTATE, dtype=np.int64)
-    gs[G_ARENA] = n
-    table = {"ti": np.empty((64, N_ICOLS), dtype=np.int64), "tf": np.empty((64, N_FCOLS)),
+    gs = np.zeros(nd.N_GSTATE, dtype=np.int64)
+    gs[nd.G_ARENA] = n
+    table = {"ti": np.empty((64, nd.N_ICOLS), dtype=np.int64), "tf": np.empty((64, nd.N_FCOLS)),
              "tv": np.empty((64, prm.n_values)), "gs": gs}
     if cats:
         table["cats"] = np.empty(64, dtype=np.int64)
@@ -226,12 +190,12 @@ def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
         if kids:
             front = {"kids": np.empty((64, 2), dtype=np.int64)} | front
         return front
-    stack = np.zeros((64, N_SCOLS), dtype=np.int64)
-    stack[0, S_HI] = n
-    stack[0, S_PARENT] = -1
-    stack[0, S_ARENA] = n
-    stack[0, S_SLOT] = -1
-    gs[G_TOP] = 1
+    stack = np.zeros((64, nd.N_SCOLS), dtype=np.int64)
+    stack[0, nd.S_HI] = n
+    stack[0, nd.S_PARENT] = -1
+    stack[0, nd.S_ARENA] = n
+    stack[0, nd.S_SLOT] = -1
+    gs[nd.G_TOP] = 1
     return {"stack": stack}
 
 
@@ -252,7 +216,7 @@ def _grow(kernels: tuple, args: dict, layout: tuple[str, ...], prm: GrowParams, 
     args = args | table | front
     kernel = kernels[1] if prm.max_leaf_nodes > 0 else kernels[0]
     grown = layout + tuple(k for k in table if k != "gs") + tuple(front)
-    while not gs[G_DONE]:
+    while not gs[nd.G_DONE]:
         args.update(zip(grown, kernel(**args), strict=True))
         check_interrupt()
     return assemble(args["ti"], args["tf"], args["tv"],
