@@ -1,12 +1,15 @@
 """Driving a fit from Python: prepare the data once, run a compiled grower in chunks, assemble.
 
 :func:`grow_exact` (presorted lists, ``"best"``/``"random"``), :func:`grow_hist` (a bin
-matrix, ``"hist"``) and :func:`grow_sparse` (CSR) prepare what their node loop reads, allocate
-every work array once, and call the compiled loop until it reports that it is done; each call
-does at most :data:`CHUNK_WORK` entries of work (rows x features), so control is back in
-Python several times a second: a Ctrl-C stops the fit there
-(:func:`treelearn._interrupt.check`; nothing is left half-built). :func:`assemble` turns the
-node table into a :class:`treelearn._tree.Tree`.
+matrix, ``"hist"``), :func:`grow_sparse` (CSR) and :func:`grow_ranked` (a shared ranking)
+prepare what their node loop reads and allocate every work array once, naming each by the
+loop's parameter; one driver, :func:`_grow`, adds the node tables and the frontier (stack or
+heap) and calls the compiled loop until it reports that it is done. Each call does at most
+:data:`CHUNK_WORK` entries of work (rows x features), so control is back in Python several
+times a second: a Ctrl-C stops the fit there (:func:`treelearn._interrupt.check`; nothing is
+left half-built). :func:`assemble` turns the node table into a :class:`treelearn._tree.Tree`.
+(The loops are called with keyword arguments: a call per chunk, so the dispatcher's folding
+of names costs nothing measurable, and a layout's arguments cannot be passed out of order.)
 
 Numeric data and tables share one engine: the same node table (:mod:`.nodes`), feature draw
 (:mod:`.random`), stopping rules, and search of a per-level or per-bin summary
