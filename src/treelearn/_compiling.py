@@ -397,12 +397,11 @@ def compile_kernels(estimators: Iterable[Any] | None = None, *, verbose: bool = 
         if done is not None:
             done(i, lines)
 
+    workers = min(processes or os.cpu_count() or 1, len(models))
     if config.DISABLE_JIT:  # kernels run as Python: nothing to compile
         for i, est in enumerate(models):
             finish(i, [f"{type(est).__name__}: nothing to compile (NUMBA_DISABLE_JIT)"])
-        return [line for i in range(len(models)) for line in results[i]]
-    workers = min(processes or os.cpu_count() or 1, len(models))
-    if workers > 1 and _caching():
+    elif workers > 1 and _caching():
         _warm_up_in_processes(models, workers, finish)
     else:
         for i, est in enumerate(models):
@@ -410,24 +409,28 @@ def compile_kernels(estimators: Iterable[Any] | None = None, *, verbose: bool = 
     return [line for i in range(len(models)) for line in results[i]]
 
 
+def _grower_cache() -> Any:
+    """Numba's cache object of the exact grower, which stands for all of treelearn's kernels
+    (None without the compiler: ``NUMBA_DISABLE_JIT``)."""
+    from .engine.grow_exact import grow_depth_first
+
+    return getattr(grow_depth_first, "_cache", None)
+
+
 def _caching() -> bool:
     """Whether a kernel compiled in another process reaches this one: Numba compiles and
     caches (``cache=True``) here."""
     from numba.core.caching import NullCache
 
-    from .engine.grow_exact import grow_depth_first
-
-    cache = getattr(grow_depth_first, "_cache", None)  # absent: NUMBA_DISABLE_JIT
+    cache = _grower_cache()
     return cache is not None and not isinstance(cache, NullCache)
 
 
 def _first_run() -> bool:
     """Whether Numba's cache holds no exact grower for treelearn's current sources (a fresh
     install, an upgrade, a new cache folder). An unreadable index counts as a first run."""
-    from .engine.grow_exact import grow_depth_first
-
     try:
-        return not grow_depth_first._cache._cache_file._load_index()
+        return not _grower_cache()._cache_file._load_index()
     except Exception:  # Numba's private index API moved: assume nothing is cached
         return True
 
@@ -476,8 +479,5 @@ def cache_location() -> str:
     """The folder where Numba keeps the compiled exact grower (``NUMBA_CACHE_DIR`` when set;
     else ``__pycache__`` beside treelearn's sources, or the user's cache folder when those
     are read-only): the one to keep in a Docker layer or a CI cache."""
-    from .engine.grow_exact import grow_depth_first
-
-    cache = getattr(grow_depth_first, "_cache", None)
-    path = getattr(cache, "_cache_path", None)
+    path = getattr(_grower_cache(), "_cache_path", None)
     return str(path) if path else "(no cache: NUMBA_DISABLE_JIT or caching is off)"

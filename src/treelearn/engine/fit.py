@@ -186,8 +186,8 @@ def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
 def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
     """What the growth order keeps between nodes: the depth-first stack holding the root
     (rows ``[0, n)``, no parent, no histogram slot, arena after the ``n`` rows; the growers
-    over sample lists ignore the arena), or the best-first heap, empty, and the children
-    table where the layout keeps one (``kids``)."""
+    over sample lists ignore the arena; its top is recorded in ``gs``), or the best-first
+    heap, empty, and the children table where the layout keeps one (``kids``)."""
     if prm.max_leaf_nodes > 0:
         front = {"heap": np.empty(64, dtype=np.int64)}
         if kids:
