@@ -1,6 +1,7 @@
 """The first run: what a new user waits for, each case in a fresh process.
 
-    python benchmarks/bench_coldstart.py [--repeats 1] [--cases a,b,...] [-o results.json]
+    python benchmarks/bench_coldstart.py [--repeats 1] [--cases a,b,...] [--base REV]
+                                         [-o results.json]
 
 Every case runs in a new Python process with its own empty kernel cache (``NUMBA_CACHE_DIR``
 pointed at a new folder), which is what a user meets after installing, after an upgrade and in
@@ -20,7 +21,9 @@ table):
   scikit-learn's tree (the ratio of the two).
 
 Timings of a single run vary by 10-25% on the project's 2-core machine; ``--repeats`` takes
-the best. Nothing here is a test.
+the best. ``--base REV`` times the commit ``REV`` (exported as ``compare.py`` does) beside the
+working tree, the two runs of each repeat one after the other, and prints their ratio.
+Nothing here is a test.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ CASES = {
 }
 
 
+#: The package timed: None for the installed one (the working tree), else a folder holding a
+#: ``treelearn`` package put first on ``PYTHONPATH`` (``--base``).
+_PACKAGE: str | None = None
+
+
 def _python(setup: str, timed: str | None, cache: str) -> float:
     """Seconds of ``timed`` (or of the whole process when None) in a new process."""
     code = setup if timed is None else f"{setup}; " + _TIMED.format(code=timed)
@@ -61,6 +69,8 @@ def _python(setup: str, timed: str | None, cache: str) -> float:
 
 def _process(cmd: list[str], cache: str, timed: bool = False) -> float:
     env = {**os.environ, "NUMBA_CACHE_DIR": cache, "TREELEARN_COMPILE_NOTICE": "0"}
+    if _PACKAGE is not None:
+        env["PYTHONPATH"] = os.pathsep.join([_PACKAGE, env.get("PYTHONPATH", "")])
     t = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     whole = time.perf_counter() - t
@@ -102,19 +112,38 @@ ORDER = (*CASES, "demo", "warmup", "warm")
 
 
 def main() -> None:
+    global _PACKAGE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=1, help="runs per case; the best is kept")
     ap.add_argument("--cases", default=",".join(ORDER), help="cases, separated by commas")
+    ap.add_argument("--base", help="a commit timed beside the working tree")
     ap.add_argument("-o", "--output", help="write the results as JSON")
     args = ap.parse_args()
-    results = {}
+    versions: dict[str, str | None] = {"tree": None}
+    if args.base:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from compare import install
+
+        versions = {args.base: str(install(args.base)), "tree": None}
+    results: dict = {}
     for name in args.cases.split(","):
-        runs = [run_case(name) for _ in range(max(1, args.repeats))]
-        key = next(iter(runs[0]))
-        best = min(runs, key=lambda r: r[key])
-        results[name] = {**best, "runs": [round(r[key], 1) for r in runs]}
-        shown = ", ".join(f"{k} {v:.2f}" for k, v in best.items())
-        print(f"{name:<8} {shown}", flush=True)
+        runs: dict[str, list[dict]] = {v: [] for v in versions}
+        for _ in range(max(1, args.repeats)):
+            for version, package in versions.items():
+                _PACKAGE = package
+                runs[version].append(run_case(name))
+        for version, got in runs.items():
+            key = next(iter(got[0]))
+            best = min(got, key=lambda r: r[key])
+            results.setdefault(name, {})[version] = {
+                **best, "runs": [round(r[key], 1) for r in got]}
+            shown = ", ".join(f"{k} {v:.2f}" for k, v in best.items())
+            print(f"{name:<8} {version:<8} {shown}  (runs {results[name][version]['runs']})",
+                  flush=True)
+        if args.base:
+            key = next(iter(results[name]["tree"]))
+            ratio = results[name]["tree"][key] / results[name][args.base][key]
+            print(f"{name:<8} tree/base {key} {ratio:.2f}", flush=True)
     if args.output:
         with open(args.output, "w") as f:
             json.dump(results, f, indent=1)

@@ -117,9 +117,11 @@ def tail_missing(V, f, lo, hi):
 
 @noref
 def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
-    """Score of the cut whose children are ``st[SR_LEFT]`` and ``st[SR_RIGHT]``."""
+    """Score of the cut whose children are ``st[SR_LEFT]`` and ``st[SR_RIGHT]``; ``c45``:
+    C4.5's score (``KNOWN_*``), None for the criterion's (C4.5's code is then not compiled:
+    see :func:`search_numeric`)."""
     S = st.shape[1]
-    if c45:
+    if c45 is not None and c45:
         for s in range(S):
             st[SR_PAIR, s] = st[SR_LEFT, s]
             st[SR_PAIR + 1, s] = st[SR_RIGHT, s]
@@ -168,7 +170,7 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
     just before position ``bpos`` (imputed missing values; ``bn == 0``: none). With
     ``rand_thr`` not NaN only the cut containing that threshold is scored (the random
     splitter). ``c45``: C4.5's score with ``mw`` unknown weight, and children weighing at
-    least ``min_leaf``.
+    least ``min_leaf`` (None: the criterion's score).
 
     A better cut than ``best`` updates ``out`` (R_SCORE, R_THR, R_NLEFT, R_TRIES += valid
     cuts) and ``st[SR_BEST]`` (its left statistics). Returns the new best score.
@@ -194,7 +196,7 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                 and nl >= min_leaf and ntot - nl >= min_leaf):
             wr = wtot - wl
             if (wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0
-                    and (c45 != KNOWN_C45 or (wl >= min_leaf * C45_SLACK
+                    and (c45 is None or c45 != KNOWN_C45 or (wl >= min_leaf * C45_SLACK
                                                 and wr >= min_leaf * C45_SLACK))):
                 tries += 1
                 for k in range(S):
@@ -317,10 +319,15 @@ def _weighted_median_pos(V, W, f, lo, hk):
 
 @noref
 def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mode,
-                   min_leaf, min_wleaf, rand_thr, need_real, out):
+                   min_leaf, min_wleaf, rand_thr, need_real, out, extras):
     """Best cut of numeric feature ``f`` at the node ``[lo, hi)`` with ``nm`` missing values
     at the end of its list. Fills ``out`` (R_* and R_THR, R_NLEFT). Returns False when the
-    feature is constant at the node (all missing, or one value and nothing missing)."""
+    feature is constant at the node (all missing, or one value and nothing missing).
+
+    ``extras`` None promises a plain fit: a missing-value mode without C4.5's or M5's
+    scoring, and no real scores asked (``need_real`` False). Numba then prunes the
+    ``extras is not None`` branches before typing them, so C4.5's scoring is not compiled
+    (:func:`treelearn.engine.fit.fit_extras`: a first fit's compile time)."""
     S = st.shape[1]
     hk = hi - nm
     out[R_SCORE] = -np.inf
@@ -358,7 +365,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0),
                                 np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0, best, out)
+                                min_wleaf, rand_thr, None, 0.0, best, out)
         mb_left = False
         if learn_missing:
             # ... then known values left, missing right (threshold +inf) ...
@@ -370,7 +377,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
                 for k in range(S):
                     st[SR_LEFT, k] = stats[k] - st[SR_MISS, k]
                     st[SR_RIGHT, k] = st[SR_MISS, k]
-                sc = _cut_score(st, ws, wl, mw, crit, pimp, np.int64(KNOWN_OFF), 0.0)
+                sc = _cut_score(st, ws, wl, mw, crit, pimp, None, 0.0)
                 if sc > best:
                     best = sc
                     out[R_SCORE] = sc
@@ -383,7 +390,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             before = best
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, mw, nm, np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0, best, out)
+                                min_wleaf, rand_thr, None, 0.0, best, out)
             mb_left = best > before
         if best == -np.inf:
             return True
@@ -392,7 +399,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         else:
             nl = int(out[R_NLEFT])
             mb = 0 if nl > nn - nl else 1
-    elif c45 != KNOWN_OFF:
+    elif extras is not None and c45 != KNOWN_OFF:
         kw = range_stats(st, np.int64(SR_TOTAL), C, R, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, kw, hk - lo, 0.0, np.int64(0),
                             np.int64(-1),
@@ -407,13 +414,12 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         bpos, bval = _weighted_median_pos(V, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0), bpos,
                             bval, mw, nm,
-                            crit, pimp, min_leaf, min_wleaf, rand_thr, np.int64(KNOWN_OFF), 0.0,
-                            best, out)
+                            crit, pimp, min_leaf, min_wleaf, rand_thr, None, 0.0, best, out)
         if best == -np.inf:
             return True
         mb = 0 if np.float64(bval) <= out[R_THR] else 1
     out[R_MB] = mb
-    if need_real:
+    if extras is not None and need_real:
         # The children of the best cut: left from the scan, right = total - left.
         for k in range(S):
             st[SR_PAIR, k] = st[SR_BEST, k]
@@ -469,7 +475,7 @@ def search_feature(V, C, R, W, f, lo, hi, categorical, n_codes, st, ws, iw, stat
     nm = tail_missing(V, f, lo, hi)
     if not categorical:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mode,
-                              min_leaf, min_wleaf, rand_thr, need_real, out)
+                              min_leaf, min_wleaf, rand_thr, need_real, out, np.bool_(True))
     return search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                          multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out)
 

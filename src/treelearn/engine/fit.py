@@ -36,7 +36,7 @@ from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first
-from .levels import MISSING_C45, MISSING_M5, N_RES, workspace
+from .levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5, N_RES, workspace
 from .random import N_DRAW
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
@@ -249,6 +249,18 @@ def category_search(is_cat: np.ndarray) -> np.bool_ | None:
     return np.bool_(True) if bool(np.asarray(is_cat).any()) else None
 
 
+def fit_extras(prm: GrowParams) -> np.bool_ | None:
+    """The exact and ranked growers' ``extras`` switch: None for a plain fit (missing values
+    learned or imputed, no feature costs, no C4.5 rules, no statistical selection), so that
+    their kernels compile none of that code (C4.5's scoring, the p-values, fractional cases,
+    M5's routing: a fifth of a first numeric fit's compile time, measured in
+    :mod:`treelearn.engine.config`); ``np.bool_(True)`` otherwise. Kernels branch on
+    ``extras is not None``, which Numba prunes before typing when ``extras`` is None."""
+    plain = (prm.missing in (MISSING_LEARN, MISSING_IMPUTE) and prm.cost_mode == 0
+             and prm.selection == 0 and not prm.average_gain and not prm.threshold_penalty)
+    return None if plain else np.bool_(True)
+
+
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
                    n_levels: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray,
                    prm: GrowParams, parallel: bool = True) -> Tree:
@@ -270,7 +282,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
-    cfg = (is_cat.astype(np.bool_), n_codes, category_search(is_cat))
+    cfg = (is_cat.astype(np.bool_), n_codes, category_search(is_cat), fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
     buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
@@ -459,6 +471,6 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     ip, fp = prm.arrays(float(tgt[2][samples].sum()),
                         max(1, 8 * CHUNK_WORK // max(4 * prm.max_features, 1)))
     args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
-            "fparams": fp, "work": work}
+            "fparams": fp, "work": work, "extras": fit_extras(prm)}
     # depth-first only (ranked_applies)
     return _grow((grow_ranked_depth_first, None), args, (), prm, n, p, cats=False)

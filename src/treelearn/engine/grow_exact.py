@@ -173,7 +173,7 @@ def _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, crit, imp, ipa
     if not is_cat[f]:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, nstats, wn, crit, imp, mode,
                               iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
-                              need_real, out)
+                              need_real, out, cfg[3])
     return _levels_opt(cfg[2], V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
                        mode, iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
                        fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
@@ -208,7 +208,7 @@ def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, cri
 
 @noref
 def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
-                absolute):
+                absolute, extras):
     """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
     in ``best`` (R_* slots), its level map in ``best_map`` and left statistics in
     ``best_left``.
@@ -218,6 +218,8 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
     first on ties; with C4.5's average-gain rule the largest gain ratio among features whose
     gain is at least the average; with ``selection="test"`` the smallest p-value
     (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
+    ``extras`` (``cfg[3]``, :func:`treelearn.engine.fit.fit_extras`) None: none of these
+    rules or costs, and their code is not compiled.
     """
     V, I, C, R, W = data
     (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
@@ -255,7 +257,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
         draw_result(draw, perm, usable)
         if not usable or out[R_SCORE] == -np.inf:
             continue
-        if rules:
+        if extras is not None and rules:
             fres[m, F_FEAT] = f
             fres[m, F_SCORE] = out[R_REAL]
             fres[m, F_GAIN] = out[R_GAIN]
@@ -277,7 +279,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
             m += 1
             continue
         sc = out[R_SCORE]
-        if cost_mode != COST_NONE:
+        if extras is not None and cost_mode != COST_NONE:
             sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
         if sc > best_score:
             best_score = sc
@@ -291,7 +293,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
                 for c in range(n_codes[f]):
                     best_map[c] = fmap[c]
     n_total = draw_finish(draw, perm, const_feats)
-    if not rules:
+    if extras is None or not rules:
         return found, n_total
     # Node-level choice among the features' best tests.
     winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
@@ -414,12 +416,14 @@ def _leaf_children(counts, nstats, left, classification, depth, iparams):
 
 @noref
 def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams,
-               work, kid_lo, kid_hi, absolute, depth, iparams):
+               work, kid_lo, kid_hi, absolute, depth, iparams, levels, extras):
     """Partition the node's entries by its best split (in ``work``); record the split in the
     table and the children's ranges in ``kid_lo``/``kid_hi``. Returns ``(k, arena_top)``:
     ``k == 0`` when the split is refused (its impurity decrease is too small; the node stays
     a leaf and the order of its entries no longer matters), :data:`NEED_ARENA` when a
-    fractional split needs more room than the lists have (``gs[G_NEED]``)."""
+    fractional split needs more room than the lists have (``gs[G_NEED]``). ``levels`` and
+    ``extras`` (``cfg[2]``, ``cfg[3]``) None: no categorical split, no fractional cases and
+    no M5 routing can occur, and their code is not compiled."""
     V, I, C, R, W = data
     best = work[7]
     best_map = work[5]
@@ -437,7 +441,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
     nm = tail_missing(V, f, lo, hi)
     routed = iparams[P_MODE] == MISSING_M5
-    if routed and n_all > 0:
+    if extras is not None and routed and n_all > 0:
         # M5′: the missing entries go where their target fits (treelearn.engine.target_route)
         route_entries(I, R, W, f, lo, hi, bmap, counts, k, shares)
         n_all = 0
@@ -445,7 +449,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     starts[0] = 0
     for b in range(k):
         starts[b + 1] = starts[b] + counts[b] + n_all
-    if fractional:
+    if extras is not None and fractional:
         total = starts[k]
         need = arena_top + total
         if need > V.shape[1]:
@@ -465,7 +469,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
             only = 0 if kind == KIND_NUMERIC and absolute is None and _leaf_children(
                 counts, nstats, best_left, C is not None, depth, iparams) else -1
             partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own, only)
-        else:
+        elif levels is not None:
             partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, kid_lo, tv_, ti_, tc_,
                             tr_, tw_)
         base = lo
@@ -474,7 +478,9 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         kid_hi[b] = base + starts[b + 1]
     # Weighted impurity decrease (scikit-learn's definition, over all children).
     # (under M5′'s routing the best cut's statistics are the known entries' only)
-    if kind == KIND_NUMERIC and not fractional and absolute is None and not (routed and nm > 0):
+    if (levels is None and extras is None and absolute is None) or (
+            kind == KIND_NUMERIC and not fractional and absolute is None
+            and not (routed and nm > 0)):
         wl = best[R_WLEFT]
         wr = wn - wl
         for q in range(S):
@@ -513,7 +519,7 @@ def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit,
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return False, nconst, wn, imp
     found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams,
-                                 fparams, work, absolute)
+                                 fparams, work, absolute, cfg[3])
     return found, n_total, wn, imp
 
 
@@ -551,16 +557,17 @@ def _widen(a, cap):
 
 @njit
 def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
-           kid_lo, kid_hi, absolute, depth, iparams):
+           kid_lo, kid_hi, absolute, depth, iparams, levels, extras):
     """:func:`split_node`, growing the lists when a fractional split needs more room."""
     k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
-                              crit, fparams, work, kid_lo, kid_hi, absolute, depth, iparams)
-    if k == NEED_ARENA:
+                              crit, fparams, work, kid_lo, kid_hi, absolute, depth, iparams,
+                              levels, extras)
+    if extras is not None and k == NEED_ARENA:
         V, I, C, R, W = data
         data = _grow_lists(V, I, C, R, W, gs[G_NEED])
         k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                  iparams)
+                                  iparams, levels, extras)
     return data, k, arena_top
 
 
@@ -627,7 +634,7 @@ def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
             continue
         k, arena_top2 = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                   iparams)
+                                   iparams, cfg[2], cfg[3])
         if k == NEED_ARENA:
             pend_node(gs, node, lo, hi, depth, arena_top, np.int64(-1), n_total)
             return RUN_ARENA
@@ -661,7 +668,7 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
         data, k, arena_top = _split(data, buffers, ti, tf, gs, node, gs[G_PLO], gs[G_PHI],
                                     gs[G_PARENA], tf[node, T_WEIGHT], tf[node, T_IMPURITY],
                                     crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                    iparams)
+                                    iparams, cfg[2], cfg[3])
         _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, gs[G_PTOTAL], arena_top,
                        kid_lo, kid_hi, work, n_codes, lut)
     if gs[G_TOP] == 0:
@@ -727,7 +734,7 @@ def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs
     if found:
         data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                     imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                    iparams)
+                                    iparams, cfg[2], cfg[3])
     gs[G_ARENA] = arena_top
     if k == 0:
         make_leaf(ti, tf, node)

@@ -246,7 +246,8 @@ def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt):
 
 
 @noref
-def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work):
+def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work,
+                  extras):
     """Best split of the node ``[lo, hi)``: features drawn as scikit-learn draws them, each
     sorted and searched as described in the module docstring. Returns ``(found,
     n_constants, missing_seen)`` with the winner in ``work`` (feature in ``best[R_SCORE]``)."""
@@ -290,7 +291,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
             bV[0, a] = values[off + keys[a]]
         usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
                                 mode, iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF],
-                                rand_thr, np.bool_(False), out)
+                                rand_thr, np.bool_(False), out, extras)
         draw_result(draw, perm, usable)
         if not usable or out[R_SCORE] == -np.inf:
             continue
@@ -308,7 +309,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
 
 @noref
 def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
-                   fparams, work):
+                   fparams, work, extras):
     """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
     ranks, values, offsets, nan_rank = data[0], data[1], data[2], data[3]
     tmp = data[17]
@@ -318,7 +319,7 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return -1, nconst
     found, n_total, seen = search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit,
-                                         iparams, fparams, work)
+                                         iparams, fparams, work, extras)
     if not found:
         return -1, n_total
     improvement = two_way_improvement(work, wn, imp, crit, fparams)
@@ -349,7 +350,8 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
 
 
 @noref
-def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams, work):
+def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams, work,
+                     extras):
     """The depth-first node loop, compiled without reference counting (each node's kernels
     take some forty arrays: counting them cost a third of a fully grown tree's fit); returns
     ``RUN_ROOM`` when its caller must grow the node table or the stack, else ``RUN_DONE`` or
@@ -361,7 +363,7 @@ def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, f
             return RUN_ROOM
         node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
         mid, n_total = process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
-                                      nconst, crit, iparams, fparams, work)
+                                      nconst, crit, iparams, fparams, work, extras)
         if mid < 0:
             make_leaf(ti, tf, node)
             continue
@@ -372,13 +374,13 @@ def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, f
 
 @njit
 def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                            work):
+                            work, extras):
     """Depth-first growth (scikit-learn's order and numbering), one chunk of work:
     :func:`_run_depth_first` and the table growth it asks for. Returns the arrays that may
     have been reallocated."""
     gs[G_BUDGET] = iparams[P_CHUNK]
     while _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                           work) == RUN_ROOM:
+                           work, extras) == RUN_ROOM:
         need = gs[G_NODES] + 1
         ti = grow_rows(ti, need)
         tf = grow_rows(tf, need)

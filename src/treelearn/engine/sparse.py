@@ -310,12 +310,12 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
                 sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
-                                  np.int64(0), 0.0, -np.inf, out)
+                                  None, 0.0, -np.inf, out)
             else:
                 sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
-                                  np.int64(0), 0.0, -np.inf, out)
+                                  None, 0.0, -np.inf, out)
         if sc > best_score:
             best_score = sc
             found = True
