@@ -218,6 +218,55 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     assert chunked.tree_ == whole.tree_
 
 
+# -- a plain fit compiles no C4.5 code (fit.fit_extras) -----------------------------------------
+
+
+def test_fit_extras_is_none_only_for_a_plain_fit():
+    from treelearn.engine import fit
+
+    base = dict(crit=0, n_stats=2, n_values=2, n_classes=2, max_depth=5, min_samples_split=2,
+                min_samples_leaf=1, min_weight_leaf=0.0, max_features=3, max_leaf_nodes=0,
+                min_impurity_decrease=0.0, seed=1)
+    assert fit.fit_extras(fit.GrowParams(**base)) is None
+    assert fit.fit_extras(fit.GrowParams(**base, missing=levels.MISSING_IMPUTE)) is None
+    for extra in (dict(missing=levels.MISSING_C45), dict(missing=levels.MISSING_M5),
+                  dict(costs=np.ones(3), cost_mode=1), dict(selection=1),
+                  dict(average_gain=True), dict(threshold_penalty=True)):
+        assert fit.fit_extras(fit.GrowParams(**base, **extra)), extra
+
+
+@pytest.mark.parametrize("kind", ["best", "hist", "forest", "best-first", "regression",
+                                  "random"])
+def test_plain_kernels_grow_the_trees_of_the_full_ones(monkeypatch, kind):
+    """The pruned kernels of a plain fit (extras None) and the full ones grow the same trees,
+    holes (not for the random splitter, which refuses them), weights and feature draws
+    included."""
+    from treelearn.engine import fit
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 6)).round(1)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    w = rng.integers(1, 4, 1500).astype(float)
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * X[:, 2].round() > 0).astype(int)
+
+    def grown():
+        if kind == "forest":
+            model = tl.RandomForestClassifier(n_estimators=3, random_state=0)
+        elif kind == "regression":
+            model = tl.DecisionTreeRegressor(max_features=4, random_state=0)
+        else:
+            model = tl.DecisionTreeClassifier(
+                splitter={"hist": "hist", "random": "random"}.get(kind, "best"),
+                max_leaf_nodes=40 if kind == "best-first" else None, random_state=0)
+        yy = y + np.nan_to_num(X[:, 3]) if kind == "regression" else y
+        model.fit(np.nan_to_num(X) if kind == "random" else X, yy, sample_weight=w)
+        return [t.tree_ for t in model.estimators_] if kind == "forest" else [model.tree_]
+
+    plain = grown()
+    monkeypatch.setattr(fit, "fit_extras", lambda prm: np.bool_(True))
+    assert grown() == plain
+
+
 # -- the default against a noise column -------------------------------------------------------
 
 

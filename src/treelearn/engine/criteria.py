@@ -197,7 +197,7 @@ def proxy_two(l0, l1, wl, r0, r1, wr, crit):
 
 
 
-@noref
+@tiny
 def impurity_improvement(
     w_total: float, wn: float, imp: float, wl: float, imp_l: float, wr: float, imp_r: float
 ) -> float:

@@ -106,7 +106,7 @@ def range_stats(st, row, C, R, W, f, lo, hi):
     return wn
 
 
-@noref
+@tiny
 def tail_missing(V, f, lo, hi):
     """Number of missing values (NaN, sorted last) in entries ``[lo, hi)`` of list ``f``."""
     k = hi

@@ -382,7 +382,8 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
     n_search = np.where(is_cat, nbins, nbins).astype(np.int64)
     levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
-    cfg = (is_cat.astype(np.bool_), n_search, levels, category_search(is_cat))
+    cfg = (is_cat.astype(np.bool_), n_search, levels, category_search(is_cat),
+           fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax
     work = _work(n, p, S, width, prm.seed, absolute) + (

@@ -509,7 +509,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     return k, arena_top
 
 
-@noref
+@tiny
 def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
                     fparams, work, absolute):
     """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""

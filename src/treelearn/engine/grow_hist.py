@@ -429,9 +429,11 @@ def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mo
 
 @noref
 def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, costs, wn, imp,
-                     crit, iparams, fparams, work, absolute, classification, weighted, sq):
-    """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`); returns
-    ``(found, n_constants)`` with the winner in ``work``."""
+                     crit, iparams, fparams, work, absolute, classification, weighted, sq,
+                     extras):
+    """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`, and its
+    ``extras``: ``cfg[4]`` here); returns ``(found, n_constants)`` with the winner in
+    ``work``."""
     (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
      rng, afs, ajs, order, mask) = work
     is_cat = cfg[0]
@@ -458,7 +460,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         draw_result(draw, perm, usable)
         if not usable or out[R_SCORE] == -np.inf:
             continue
-        if rules:
+        if extras is not None and rules:
             fres[m, F_FEAT] = f
             fres[m, F_SCORE] = out[R_REAL]
             fres[m, F_GAIN] = out[2]
@@ -480,7 +482,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
             m += 1
             continue
         sc = out[R_SCORE]
-        if cost_mode != COST_NONE:
+        if extras is not None and cost_mode != COST_NONE:
             sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
         if sc > best_score:
             best_score = sc
@@ -492,7 +494,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
                 for c in range(nbins[f]):
                     best_map[c] = fmap[c]
     n_total = draw_finish(draw, perm, const_feats)
-    if not rules:
+    if extras is None or not rules:
         return found, n_total
     winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
     if winner < 0:
@@ -531,10 +533,11 @@ def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
 
 @njit
 def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, iparams, fparams,
-               work, buffers, lay, kid_lo, kid_hi, absolute, tcounts):
+               work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, extras):
     """Move the node's rows (buffer ``d``) into its children's ranges of the other buffer by
     its best split; record the split. Returns ``(k, arena_top)`` like
-    :func:`treelearn.engine.grow_exact.split_node`."""
+    :func:`treelearn.engine.grow_exact.split_node` (``extras`` None: no fractional rows or
+    M5 routing, not compiled)."""
     best = work[7]
     best_map = work[5]
     cstats = work[8]
@@ -555,7 +558,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
                       counts, k)
     seen = counts[k] > 0
     routed = iparams[P_MODE] == MISSING_M5
-    if routed and n_all > 0:
+    if extras is not None and routed and n_all > 0:
         # M5′: the missing rows go where their target fits (treelearn.engine.target_route)
         route_rows(Rs, Ws, lo, hi, bmark, counts, k, shares)
         n_all = 0
@@ -564,7 +567,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     for b in range(k):
         starts[b + 1] = starts[b] + counts[b] + n_all
     base = lo
-    if fractional:
+    if extras is not None and fractional:
         need = arena_top + starts[k]
         if need > Bs.shape[0]:
             gs[G_NEED] = need
@@ -701,7 +704,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
             slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
     found, n_total = search_node_hist(bufs, d, lo, hi, nconst, pool[max(slot, 0)], n_small, lay,
                                       edges, cfg, costs, wn, imp, crit, iparams, fparams, work,
-                                      absolute, classification, weighted, sq)
+                                      absolute, classification, weighted, sq, cfg[4])
     if slot == clean:
         if not n_small:
             _clear(bufs, d, lo, hi, pool, lay)
@@ -711,7 +714,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
         return 0, n_total, arena_top, -1
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
                               iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
-                              tcounts)
+                              tcounts, cfg[4])
     if k == 0:
         _release(free, nfree, slot)
         return 0, n_total, arena_top, -1
@@ -759,20 +762,23 @@ def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
     if k == NEED_ARENA:
         bufs, k, arena_top2, slot2 = _split_again(
             bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work, buffers,
-            lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2)
+            lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2, cfg[4])
     return bufs, k, n_total, arena_top2, slot2
 
 
 @njit
 def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work,
-                 buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot):
+                 buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot, extras):
     """Grow the row buffers to the size a fractional split asked for and split the node
-    again. Returns ``(bufs, k, arena_top, slot)``."""
+    again. Returns ``(bufs, k, arena_top, slot)``. Never called without ``extras`` (no
+    fractional split then): the test prunes the rest at compile time."""
+    if extras is None:
+        return bufs, np.int64(0), arena_top, slot
     bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7],
                       gs[G_NEED])
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, T_WEIGHT],
                               tf[node, T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
-                              kid_lo, kid_hi, absolute, tcounts)
+                              kid_lo, kid_hi, absolute, tcounts, extras)
     if k == 0:
         _release(free, nfree, slot)
         slot = -1
@@ -953,7 +959,7 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
             bufs, k, arena_top2, slot = _split_again(
                 bufs, depth & 1, ti, tf, gs, node, gs[G_PLO], gs[G_PHI], gs[G_PARENA], crit,
                 iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free,
-                nfree, gs[G_PSLOT])
+                nfree, gs[G_PSLOT], cfg[4])
         _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
                 n_levels, luts, lutoff)
         if k == 0:

@@ -224,7 +224,7 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
         return
     found, n_total = search_node_hist(bufs, 0, 0, 0, nconst, hist, False, lay, edges, cfg,
                                       costs, wn, imp, crit, iparams, fparams, work, None,
-                                      classification, weighted, True)
+                                      classification, weighted, True, cfg[4])
     res[L_NCONST] = n_total
     if found:
         _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification,
@@ -249,7 +249,7 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
         return
     found, n_total = search_node_hist(bufs, 0, lo, hi, nconst, scratch, True, lay, edges, cfg,
                                       costs, wn, imp, crit, iparams, fparams, work, None,
-                                      classification, weighted, True)
+                                      classification, weighted, True, cfg[4])
     res[L_NCONST] = n_total
     if not found:
         return

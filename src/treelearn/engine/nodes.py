@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import njit, noref
+from .config import njit, noref, tiny
 from .criteria import SDR, SQUARED_ERROR, node_impurity
 from .levels import C45_SLACK, MISSING_C45
 
@@ -145,7 +145,7 @@ def grow_vector(a, needed):
     return new
 
 
-@noref
+@tiny
 def new_node(ti, tf, gs, parent, branch, depth, lo, hi, nconst):
     """Append a node to the table (which must have room: :func:`ensure_rows`); returns it."""
     node = gs[G_NODES]
@@ -191,7 +191,7 @@ def store_values(tf, tv, node, nstats, wn, crit):
     return imp
 
 
-@noref
+@tiny
 def make_leaf(ti, tf, node):
     """Forget a node's split (it stays a leaf)."""
     ti[node, N_FEATURE] = TREE_UNDEFINED
@@ -203,7 +203,7 @@ def make_leaf(ti, tf, node):
     tf[node, T_THRESHOLD] = TREE_UNDEFINED
 
 
-@noref
+@tiny
 def splittable(n, wn, imp, depth, iparams, fparams, eps):
     """scikit-learn's stopping rules: a node is a leaf at ``max_depth``, with fewer than
     ``min_samples_split`` (or ``2 * min_samples_leaf``) rows, less than twice the minimum leaf
@@ -224,7 +224,7 @@ def splittable(n, wn, imp, depth, iparams, fparams, eps):
                 or imp <= eps or imp < fparams[P_MIN_IMPURITY])
 
 
-@noref
+@tiny
 def push(stack, gs, lo, hi, depth, parent, branch, nconst, arena, slot):
     """Push a pending node on the depth-first stack (which must have room)."""
     top = gs[G_TOP]
@@ -239,7 +239,7 @@ def push(stack, gs, lo, hi, depth, parent, branch, nconst, arena, slot):
     gs[G_TOP] = top + 1
 
 
-@noref
+@tiny
 def lacks_room(ti, cats, stack, gs, codes_max, kmax):
     """Whether the node table, the level-map store or the depth-first stack must grow before
     the next node (one node, one level map of ``codes_max`` codes, ``kmax`` children)."""
@@ -247,7 +247,7 @@ def lacks_room(ti, cats, stack, gs, codes_max, kmax):
             or gs[G_TOP] + kmax > stack.shape[0])
 
 
-@noref
+@tiny
 def pop_node(ti, tf, gs, stack, p):
     """Take the top of the depth-first stack as a new node; returns ``(node, lo, hi, depth,
     nconst, arena_top, slot)`` and charges its work (rows x ``p`` features) to the chunk."""
@@ -263,7 +263,7 @@ def pop_node(ti, tf, gs, stack, p):
     return node, lo, hi, depth, nconst, stack[top, S_ARENA], stack[top, S_SLOT]
 
 
-@noref
+@tiny
 def pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total):
     """Leave a half-done node for the caller of a depth-first runner (``G_P*``)."""
     gs[G_PNODE] = node
