@@ -3,8 +3,8 @@
 treelearn's kernels are compiled by Numba the first time a fit or prediction needs them and
 stored in Numba's cache (``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``); later
 processes load them in a fraction of a second. The first fit on a fresh install, after an
-upgrade or in a new CI job therefore waits for the compiler: about 70-85 s for an exact tree
-on this project's 2-core machine, about 2 minutes for the histogram splitter (the README
+upgrade or in a new CI job therefore waits for the compiler: about 45-60 s for an exact tree
+on this project's 2-core machine, a minute or more for the histogram splitter (the README
 gives today's figures). Two things make that wait visible and avoidable:
 
 - **The notice.** A listener on Numba's ``numba:compile`` event (sent only on a cache miss,
@@ -48,10 +48,10 @@ __all__ = ["cache_location", "compile_kernels", "compile_notice"]
 #: machine; fresh process), by the kernel that starts the compilation; a faster machine
 #: takes less. The notice quotes them; other kernels compile in a few seconds.
 TYPICAL_SECONDS = {
-    "grow_depth_first": 80,  # exact splitter, numeric table (68-86 s measured)
-    "grow_best_first": 80,
-    "grow_hist_depth_first": 120,  # histogram splitter, alone (~120 s; ~100 s after exact)
-    "grow_hist_best_first": 120,
+    "grow_depth_first": 45,  # exact splitter, plain numeric fit (35-45 s measured)
+    "grow_best_first": 45,
+    "grow_hist_depth_first": 75,  # histogram splitter, alone (65-85 s; ~60 s after exact)
+    "grow_hist_best_first": 75,
     "grow_sparse_depth_first": 40,  # sparse rows (38 s measured)
     "grow_sparse_best_first": 40,
     "grow_ranked_depth_first": 20,  # forests drawing few features (19 s measured)
