@@ -73,6 +73,13 @@ class GrowParams:
     threshold_penalty: bool = False
     min_impurity_split: float = 0.0
 
+    @property
+    def criterion_only(self) -> bool:
+        """Whether each node's split is simply the criterion's best: no feature costs, no
+        C4.5 rules (average gain, threshold penalty), no statistical selection."""
+        return (self.costs is None and self.selection == 0 and not self.average_gain
+                and not self.threshold_penalty)
+
     def arrays(self, total_weight: float, chunk: int | None = None):
         """The parameter arrays the compiled loops read (``chunk``: work per call, default
         :data:`CHUNK_WORK` as it is at the call)."""
@@ -250,14 +257,14 @@ def category_search(is_cat: np.ndarray) -> np.bool_ | None:
 
 
 def fit_extras(prm: GrowParams) -> np.bool_ | None:
-    """The exact and ranked growers' ``extras`` switch: None for a plain fit (missing values
-    learned or imputed, no feature costs, no C4.5 rules, no statistical selection), so that
-    their kernels compile none of that code (C4.5's scoring, the p-values, fractional cases,
-    M5's routing: a fifth of a first numeric fit's compile time, measured in
-    :mod:`treelearn.engine.config`); ``np.bool_(True)`` otherwise. Kernels branch on
-    ``extras is not None``, which Numba prunes before typing when ``extras`` is None."""
-    plain = (prm.missing in (MISSING_LEARN, MISSING_IMPUTE) and prm.cost_mode == 0
-             and prm.selection == 0 and not prm.average_gain and not prm.threshold_penalty)
+    """The growers' ``extras`` switch (exact, ranked, histogram, Dask's level loop): None
+    for a plain fit (missing values learned or imputed, and
+    :attr:`GrowParams.criterion_only`), so that their kernels compile none of the rest
+    (C4.5's scoring, the p-values, fractional cases, M5's routing: a fifth of a first numeric
+    fit's compile time, measured in :mod:`treelearn.engine.config`); ``np.bool_(True)``
+    otherwise. Kernels branch on ``extras is not None``, which Numba prunes before typing
+    when ``extras`` is None."""
+    plain = prm.missing in (MISSING_LEARN, MISSING_IMPUTE) and prm.criterion_only
     return None if plain else np.bool_(True)
 
 
@@ -450,8 +457,7 @@ def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bo
     return (p > 0 and prm.max_leaf_nodes == 0 and not bool(is_cat.any())
             and prm.crit != ABSOLUTE_ERROR
             and not (prm.missing in (MISSING_C45, MISSING_M5) and has_missing)
-            and prm.costs is None and prm.selection == 0 and not prm.average_gain
-            and not prm.threshold_penalty and RANKED_FRACTION * prm.max_features <= p)
+            and prm.criterion_only and RANKED_FRACTION * prm.max_features <= p)
 
 
 def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.ndarray,
