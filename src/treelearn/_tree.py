@@ -85,17 +85,23 @@ TREE_UNDEFINED = -2
 MISSING_FRACTIONAL = -1
 
 
+@tiny
+def _leaf_of_row(X, i, left, right, feature, threshold):
+    """Leaf reached by row ``i`` of a dense ``X`` (inlined into both loops over rows)."""
+    node = 0
+    while left[node] != TREE_LEAF:
+        if X[i, feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
 @njit
 def apply_dense(X, left, right, feature, threshold, out):
     """Leaf index of every row of a dense float32 ``X``."""
     for i in range(X.shape[0]):
-        node = 0
-        while left[node] != TREE_LEAF:
-            if X[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = node
+        out[i] = _leaf_of_row(X, i, left, right, feature, threshold)
 
 
 @pjit
@@ -105,13 +111,7 @@ def apply_dense_parallel(X, left, right, feature, threshold, out):
     n_blocks = (n + 4095) // 4096
     for b in prange(n_blocks):
         for i in range(b * 4096, min(n, (b + 1) * 4096)):
-            node = 0
-            while left[node] != TREE_LEAF:
-                if X[i, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            out[i] = node
+            out[i] = _leaf_of_row(X, i, left, right, feature, threshold)
 
 
 @njit

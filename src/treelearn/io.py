@@ -567,15 +567,22 @@ class _Reader:
                 raise _fail(f"splitter {name}: {exc}") from None
         raise _fail(f"unknown value type {kind!r}")
 
+    def _tree_array(self, v: dict, name: str, what: str) -> np.ndarray | None:
+        """The array ``name`` of a ``tree`` or ``trees`` value (``what``), None when it is an
+        optional one left out."""
+        obj = v.get(name)
+        if obj is None and name in _TREE_OPTIONAL:
+            return None
+        if not isinstance(obj, dict) or obj.get("$type") != "array":
+            raise _fail(f"{what} array {name} is missing")
+        return self.array(obj)
+
     def tree(self, v: dict) -> Tree:
         arrays = {}
         for name in _TREE_ARRAYS + _LINEAR_ARRAYS:
-            obj = v.get(name)
-            if obj is None and name in _TREE_OPTIONAL:
+            a = self._tree_array(v, name, "tree")
+            if a is None:
                 continue
-            if not isinstance(obj, dict) or obj.get("$type") != "array":
-                raise _fail(f"tree array {name} is missing")
-            a = self.array(obj)
             want = _TREE_KINDS.get(name, "i")
             if a.dtype.kind != want:
                 kinds = {"f": "floats", "b": "booleans", "i": "integers"}
@@ -603,12 +610,9 @@ class _Reader:
         """The trees of a ``trees`` value, cut apart and each checked as a Tree."""
         arrays = {}
         for name in ("counts", "n_features", *_TREE_ARRAYS):
-            obj = v.get(name)
-            if obj is None and name in _TREE_OPTIONAL:
+            a = self._tree_array(v, name, "trees")
+            if a is None:
                 continue
-            if not isinstance(obj, dict) or obj.get("$type") != "array":
-                raise _fail(f"trees array {name} is missing")
-            a = self.array(obj)
             want = _TREE_KINDS.get(name, "i")
             if a.dtype.kind != want or (name != "value" and a.ndim != 1):
                 raise _fail(f"trees array {name} has dtype {a.dtype} or shape {a.shape}")
@@ -817,12 +821,12 @@ def load_with_metadata(path) -> tuple[BaseDecisionTree, dict]:
     Parameters
     ----------
     path : str or path-like
-        The model file.
+        As for :func:`load`.
 
     Returns
     -------
     model : treelearn estimator
-        As :func:`load` returns it.
+        What :func:`load` returns.
     metadata : dict
         As :func:`read_metadata` returns it.
 

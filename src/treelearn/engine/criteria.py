@@ -206,3 +206,14 @@ def impurity_improvement(
     ``(w_node / w_total) * (imp - (w_r / w_node) imp_r - (w_l / w_node) imp_l)``
     """
     return (wn / w_total) * (imp - (wr / wn) * imp_r - (wl / wn) * imp_l)
+
+
+@tiny
+def midpoint(a, b):
+    """Threshold between the float32 neighbours ``a < b``: their float64 midpoint, or ``a``
+    where rounding would reach ``b`` or overflow (scikit-learn's rule, so thresholds equal
+    its own)."""
+    thr = np.float64(a) / 2.0 + np.float64(b) / 2.0
+    if thr == np.float64(b) or np.isinf(thr):
+        thr = np.float64(a)
+    return thr

@@ -35,6 +35,7 @@ from .criteria import (
     MISCLASSIFICATION,
     SDR,
     SQUARED_ERROR,
+    midpoint,
     plog2p,
     proxy_two,
     split_proxy,
@@ -207,10 +208,7 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                     if random:
                         thr = rand_thr
                     else:
-                        # float64 midpoint of float32 neighbours, scikit-learn's rounding rule
-                        thr = np.float64(prev) / 2.0 + np.float64(v) / 2.0
-                        if thr == np.float64(v) or np.isinf(thr):
-                            thr = np.float64(prev)
+                        thr = midpoint(prev, v)
                     out[R_SCORE] = sc
                     out[R_THR] = thr
                     out[R_NLEFT] = nl
@@ -264,10 +262,7 @@ def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, b
                 sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
                 if sc > best:
                     best = sc
-                    thr = np.float64(prev) / 2.0 + np.float64(v) / 2.0
-                    if thr == np.float64(v) or np.isinf(thr):
-                        thr = np.float64(prev)
-                    best_thr = thr
+                    best_thr = midpoint(prev, v)
                     best_nl = nl
                     best_wl = wl
                     b0 = l0
@@ -531,6 +526,19 @@ def mark_branches(V, I, f, lo, hi, kind, thr, mb, fmap, bmap, counts, k):
     return n_all
 
 
+@tiny
+def _put_back(V, I, C, R, W, f, at, tv, ti, tc, tr, tw, i):
+    """Entry ``i`` of the partitions' buffers into place ``at`` of list ``f``."""
+    I[f, at] = ti[i]
+    V[f, at] = tv[i]
+    if C is not None:
+        C[f, at] = tc[i]
+    if R is not None:
+        R[f, at] = tr[i]
+    if W is not None:
+        W[f, at] = tw[i]
+
+
 @noref
 def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip, only=-1):
     """Stable two-way partition of every list's range ``[lo, hi)`` by ``bmap[row] == 0``,
@@ -575,14 +583,7 @@ def partition_two(V, I, C, R, W, lo, hi, bmap, tv, ti, tc, tr, tw, skip, only=-1
             a += g
             b += one - g
         for i in range(b):
-            I[f, a + i] = ti[i]
-            V[f, a + i] = tv[i]
-            if C is not None:
-                C[f, a + i] = tc[i]
-            if R is not None:
-                R[f, a + i] = tr[i]
-            if W is not None:
-                W[f, a + i] = tw[i]
+            _put_back(V, I, C, R, W, f, a + i, tv, ti, tc, tr, tw, i)
 
 
 @noref
@@ -606,14 +607,20 @@ def partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, pos, tv, ti, tc, tr,
             if W is not None:
                 tw[d] = W[f, i]
         for d in range(hi - lo):
-            I[f, lo + d] = ti[d]
-            V[f, lo + d] = tv[d]
-            if C is not None:
-                C[f, lo + d] = tc[d]
-            if R is not None:
-                R[f, lo + d] = tr[d]
-            if W is not None:
-                W[f, lo + d] = tw[d]
+            _put_back(V, I, C, R, W, f, lo + d, tv, ti, tc, tr, tw, d)
+
+
+@tiny
+def _copy_entry(V, I, C, R, W, f, i, d, share):
+    """Copy entry ``i`` of list ``f`` to place ``d``, its weight times ``share``."""
+    I[f, d] = I[f, i]
+    V[f, d] = V[f, i]
+    if C is not None:
+        C[f, d] = C[f, i]
+    if R is not None:
+        R[f, d] = R[f, i]
+    if W is not None:
+        W[f, d] = W[f, i] * share
 
 
 @noref
@@ -631,26 +638,12 @@ def partition_fractional(V, I, C, R, W, lo, hi, bmap, starts, shares, k, dst, po
             if b >= 0:
                 d = pos[b]
                 pos[b] = d + 1
-                I[f, d] = s
-                V[f, d] = V[f, i]
-                if C is not None:
-                    C[f, d] = C[f, i]
-                if R is not None:
-                    R[f, d] = R[f, i]
-                if W is not None:
-                    W[f, d] = W[f, i]
+                _copy_entry(V, I, C, R, W, f, i, d, 1.0)
             else:
                 for q in range(k):
                     d = pos[q]
                     pos[q] = d + 1
-                    I[f, d] = s
-                    V[f, d] = V[f, i]
-                    if C is not None:
-                        C[f, d] = C[f, i]
-                    if R is not None:
-                        R[f, d] = R[f, i]
-                    if W is not None:
-                        W[f, d] = W[f, i] * shares[q]
+                    _copy_entry(V, I, C, R, W, f, i, d, shares[q])
 
 
 @noref

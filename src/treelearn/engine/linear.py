@@ -168,12 +168,12 @@ def row_ranges(leaf, order, size):
 
 
 @njit
-def sweep(A, k, m):
+def sweep(A, k, m, sign):
     """Sweep the symmetric matrix ``A`` on pivot ``k`` in place (Dempster's form: sweeping
     the pivots of a set ``S`` of ``[[C, c], [c', s]]`` leaves ``-C_SS^-1`` in the ``S`` block,
     the coefficients ``C_SS^-1 c`` in the last column and the residual sum of squares in the
-    corner). Only the leading ``m x m`` block is read and written. ``A[k, k]`` must be
-    nonzero."""
+    corner); ``sign=-1.0`` is the reverse sweep, which undoes a sweep on ``k`` (``sign=1.0``).
+    Only the leading ``m x m`` block is read and written. ``A[k, k]`` must be nonzero."""
     d = A[k, k]
     for i in range(m):
         if i == k:
@@ -187,29 +187,7 @@ def sweep(A, k, m):
                 A[i, j] -= f * A[k, j]
     for i in range(m):
         if i != k:
-            A[i, k] = A[i, k] / d
-            A[k, i] = A[i, k]
-    A[k, k] = -1.0 / d
-
-
-@njit
-def unsweep(A, k, m):
-    """Undo :func:`sweep` on pivot ``k`` of the leading ``m x m`` block (the reverse
-    sweep)."""
-    d = A[k, k]
-    for i in range(m):
-        if i == k:
-            continue
-        aik = A[i, k]
-        if aik == 0.0:
-            continue
-        f = aik / d
-        for j in range(m):
-            if j != k:
-                A[i, j] -= f * A[k, j]
-    for i in range(m):
-        if i != k:
-            A[i, k] = -A[i, k] / d
+            A[i, k] = sign * A[i, k] / d
             A[k, i] = A[i, k]
     A[k, k] = -1.0 / d
 
@@ -303,7 +281,7 @@ def _model(Z, attr_row, Xc, yc, w, rows, lo, hi, n_count, alpha, est_code, drop,
         # (else it is a combination of them): otherwise the model does without it
         if d0 > ROUNDING_TOL * Z[cols[a], cols[a]] and \
                 A[a, a] > COLLINEAR_TOL * d0 * (1.0 + alpha):
-            sweep(A, a, s + 1)
+            sweep(A, a, s + 1, 1.0)
             incl[a] = True
             n_in += 1
     n = n_count
@@ -327,7 +305,7 @@ def _model(Z, attr_row, Xc, yc, w, rows, lo, hi, n_count, alpha, est_code, drop,
             for a in range(s + 1):
                 for b in range(s + 1):
                     B[a, b] = A[a, b]
-            unsweep(A, best, s + 1)
+            sweep(A, best, s + 1, -1.0)
             incl[best] = False
             e2, raw2, v2 = _estimate(A, s, incl, cols, Z, W, ym, Xc, yc, w, rows, lo, hi, n,
                                      penalty, est_code, coef, ccols)

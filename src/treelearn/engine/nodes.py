@@ -150,23 +150,17 @@ def new_node(ti, tf, gs, parent, branch, depth, lo, hi, nconst):
     """Append a node to the table (which must have room: :func:`ensure_rows`); returns it."""
     node = gs[G_NODES]
     gs[G_NODES] = node + 1
+    make_leaf(ti, tf, node)
     ti[node, N_PARENT] = parent
     ti[node, N_BRANCH] = branch
-    ti[node, N_FEATURE] = TREE_UNDEFINED
     ti[node, N_NSAMP] = hi - lo
     ti[node, N_LO] = lo
     ti[node, N_HI] = hi
     ti[node, N_DEPTH] = depth
     ti[node, N_NCONST] = nconst
-    ti[node, N_NB] = 0
-    ti[node, N_MB] = TREE_UNDEFINED
-    ti[node, N_CATOFF] = -1
-    ti[node, N_CATLEN] = 0
     ti[node, N_KIND] = 0
     ti[node, N_KIDS] = -1
     ti[node, N_SLOT] = -1
-    ti[node, N_SEEN] = 0
-    tf[node, T_THRESHOLD] = TREE_UNDEFINED
     tf[node, T_IMPURITY] = 0.0
     tf[node, T_WEIGHT] = 0.0
     tf[node, T_IMPROVEMENT] = -np.inf

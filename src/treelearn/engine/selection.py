@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .config import FEATURE_THRESHOLD, noref
+from .config import FEATURE_THRESHOLD, noref, tiny
 
 _FPMIN = 1e-300
 _EPS = 1e-15
@@ -111,6 +111,18 @@ def _class_of(C, R, f, i, mean):
     return 0
 
 
+@tiny
+def _margin(col, K):
+    """Total weight of the class margin ``col[:K]`` and how many classes it holds."""
+    N = 0.0
+    kc = 0
+    for c in range(K):
+        N += col[c]
+        if col[c] > 0.0:
+            kc += 1
+    return N, kc
+
+
 @noref
 def _add_group(row, col, N, acc):
     """Add a finished group's cells to the statistic ``acc = [X2, groups]``."""
@@ -145,12 +157,7 @@ def feature_log_pvalue(V, C, R, W, f, lo, hi, categorical, nstats, wn, crit, st,
         mean = nstats[0] / wn
     for i in range(lo, hi):
         col[_class_of(C, R, f, i, mean)] += 1.0 if W is None else W[f, i]
-    N = 0.0
-    kc = 0
-    for c in range(K):
-        N += col[c]
-        if col[c] > 0.0:
-            kc += 1
+    N, kc = _margin(col, K)
     # known entries, then the missing ones (NaN, last)
     hk = hi
     while hk > lo and np.isnan(V[f, hk - 1]):
@@ -236,12 +243,7 @@ def rows_log_pvalue(B, C, R, W, lo, hi, col, wide, nb, categorical, nstats, wn, 
             k = 1 if R[i] > mean else 0
         tab[grp[b], k] += x
         col_t[k] += x
-    N = 0.0
-    kc = 0
-    for c in range(K):
-        N += col_t[c]
-        if col_t[c] > 0.0:
-            kc += 1
+    N, kc = _margin(col_t, K)
     acc = ws[0]
     acc[0] = 0.0
     acc[1] = 0.0

@@ -18,9 +18,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .abserr import F_GHI, F_GLO, F_IW, F_IY, J_IC, abs_cost, search_codes_abs, weighted_median
-from .config import EPSILON, FEATURE_THRESHOLD, njit
-from .criteria import SQUARED_ERROR, impurity_improvement
+from .abserr import (
+    F_GHI,
+    F_GLO,
+    F_IW,
+    F_IY,
+    J_IC,
+    abs_cost,
+    search_codes_abs,
+    weighted_median,
+)
+from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
+from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
 from .exact import scan_numeric
 from .levels import (
     N_RES,
@@ -159,6 +168,18 @@ def _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs):
     return abs_cost(ys, yw, m, afs) / wn, weighted_median(ys, yw, m, afs, ajs)
 
 
+@tiny
+def value_group(x, g, prev, first, last):
+    """Group of the value ``x`` in a scan of increasing values (``g``: the group so far,
+    -1 before the first; ``prev``: the value before): a new group when ``x`` exceeds
+    ``prev`` by more than FEATURE_THRESHOLD. Records the group's first and last value."""
+    if g < 0 or x > prev + FEATURE_THRESHOLD:
+        g += 1
+        first[g] = x
+    last[g] = x
+    return g
+
+
 @njit
 def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, min_leaf,
                 min_wleaf, out, afs, ajs):
@@ -181,43 +202,28 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
     while zpos < b and bvals[zpos] < 0.0:
         zpos += 1
     # entries: negatives, then the zeros (the node's samples without a non-zero), positives
-    for p in range(a, zpos):
-        v = bvals[p]
-        if g < 0 or v > prev + FEATURE_THRESHOLD:
-            g += 1
-            first[g] = v
-        last[g] = v
-        prev = v
-        codes[c] = g
-        ys[c] = yreg[bsamps[p]]
-        yw[c] = w[bsamps[p]]
-        c += 1
-    zero_code = -1
-    for i in range(lo, hi):
-        s = samples[i]
-        if not mark[s]:
-            if zero_code < 0:
-                if g < 0 or np.float32(0.0) > prev + FEATURE_THRESHOLD:
-                    g += 1
-                    first[g] = 0.0
-                last[g] = 0.0
-                zero_code = g
-                prev = np.float32(0.0)
-            codes[c] = zero_code
-            ys[c] = yreg[s]
-            yw[c] = w[s]
+    for part in range(2):
+        if part == 1:
+            zero_code = -1
+            for i in range(lo, hi):
+                s = samples[i]
+                if not mark[s]:
+                    if zero_code < 0:
+                        g = value_group(np.float32(0.0), g, prev, first, last)
+                        zero_code = g
+                        prev = np.float32(0.0)
+                    codes[c] = zero_code
+                    ys[c] = yreg[s]
+                    yw[c] = w[s]
+                    c += 1
+        for p in range(a if part == 0 else zpos, zpos if part == 0 else b):
+            v = bvals[p]
+            g = value_group(v, g, prev, first, last)
+            prev = v
+            codes[c] = g
+            ys[c] = yreg[bsamps[p]]
+            yw[c] = w[bsamps[p]]
             c += 1
-    for p in range(zpos, b):
-        v = bvals[p]
-        if g < 0 or v > prev + FEATURE_THRESHOLD:
-            g += 1
-            first[g] = v
-        last[g] = v
-        prev = v
-        codes[c] = g
-        ys[c] = yreg[bsamps[p]]
-        yw[c] = w[bsamps[p]]
-        c += 1
     for p in range(a, b):
         mark[bsamps[p]] = False
     # the search takes its input from the scratch's input rows, which it does not write
@@ -226,12 +232,7 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
         min_leaf, min_wleaf, np.zeros(1, dtype=np.int64), afs, ajs)
     out[R_SCORE] = sc
     if sc > -np.inf:
-        lo_v = np.float64(np.float32(last[clo]))
-        hi_v = np.float64(np.float32(first[chi]))
-        thr = lo_v / 2.0 + hi_v / 2.0
-        if thr == hi_v or np.isinf(thr):
-            thr = lo_v
-        out[R_THR] = thr
+        out[R_THR] = midpoint(np.float32(last[clo]), np.float32(first[chi]))
     _ = nb, mb, kind, real, usable
     return sc
 
