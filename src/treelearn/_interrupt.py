@@ -15,7 +15,9 @@ bounded chunk of work per call (:data:`treelearn.engine.fit.CHUNK_WORK`, ~0.1 s 
 
 Numba also runs that module while it compiles (writing and reading its cache), where raising
 is safe and where a held signal would wait for the whole compilation (a first fit's chain
-compiles for tens of seconds: a test saw a Ctrl-C at 0.3 s stop the fit at 21.6 s). Boxing
+compiles for tens of seconds; a test saw a Ctrl-C at 0.3 s stop a forest fit at 21.6 s, the
+time a kernel took to compile in it: held here, or waited for on a pool's thread, below;
+which of the two is not known, both are fixed). Boxing
 is told apart by its caller: the first Python frame above ``numba.core.serialize`` is the
 kernel's caller there, and Numba's own code (``numba.*``) while compiling.
 
