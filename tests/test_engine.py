@@ -386,12 +386,7 @@ _TWIN_CASES = [(s, c) for s in ("best", "hist")
                          "squared_error", "absolute_error")]
 
 
-# Known gap: with NUMBA_DISABLE_JIT=1 (the coverage pass) absolute error + hist grows a
-# different C4.5 split than the twin in one node (not a tie); compiled, as users run it, it
-# matches. Marked jit_only (it runs in CI's compiled pass) until the cause is found.
-@pytest.mark.parametrize("splitter, crit", [
-    pytest.param(s, c, marks=pytest.mark.jit_only) if (s, c) == ("hist", "absolute_error")
-    else (s, c) for s, c in _TWIN_CASES])
+@pytest.mark.parametrize("splitter, crit", _TWIN_CASES)
 def test_compiled_loop_equals_the_python_twin(splitter, crit):
     """Random tables (categorical columns with missing levels, numeric ones with holes and
     ties, sample weights): every missing mode x split kind grows the twin's tree, node for

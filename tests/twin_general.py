@@ -920,6 +920,17 @@ def abs_cost(ys, ws):
 
 
 @njit
+def _sum(a):
+    """Sum in order. ``ndarray.sum`` is a loop in order when compiled but NumPy's pairwise
+    summation in plain Python (the coverage pass), and C4.5's fractional weights make exact
+    ties between features that the two roundings decide differently."""
+    t = 0.0
+    for x in a:
+        t += x
+    return t
+
+
+@njit
 def _concat(a, b):
     out = np.empty(a.shape[0] + b.shape[0])
     out[:a.shape[0]] = a
@@ -958,7 +969,7 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
         if categorical:
             imp_code = int(np.argmax(kw))
         else:
-            half = 0.5 * kw.sum()
+            half = 0.5 * _sum(kw)
             acc = 0.0
             for code in range(n_codes):
                 acc += kw[code]
@@ -974,14 +985,14 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
     miss = np.flatnonzero(c < 0)
     my = ys[miss]
     mw_arr = ws[miss]
-    mw = mw_arr.sum()
+    mw = _sum(mw_arr)
     known = np.flatnonzero(c >= 0)
     kc = c[known]
     ucode = np.unique(kc)
     u = ucode.shape[0]
     if u == 1 and not learn_missing:
         return none
-    W = ws.sum()
+    W = _sum(ws)
     # Entries: the codes present (ascending), plus the missing rows as one entry for
     # categorical features under "learn".
     extra = 1 if (categorical and learn_missing) else 0
@@ -1021,7 +1032,7 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
     wsz = np.empty(E)
     for q in range(E):
         sizes[q] = e_rows[order[q]].shape[0]
-        wsz[q] = ws[e_rows[order[q]]].sum()
+        wsz[q] = _sum(ws[e_rows[order[q]]])
     num_learn = learn_missing and not categorical
     pl = np.empty(K + 1)
     prefix_abs_cost(sy, sw, pl)
@@ -1034,7 +1045,7 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
         prefix_abs_cost(_concat(my, rev_y), _concat(mw_arr, rev_w), pr_m)
         pl_m = np.empty(K + n_miss + 1)
         prefix_abs_cost(_concat(my, sy), _concat(mw_arr, sw), pl_m)
-    wk = sw.sum()
+    wk = _sum(sw)
     kimp = pl[K] / wk
     best = -np.inf
     best_j = -1
@@ -1122,9 +1133,9 @@ def _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pi
     for b in range(k):
         r = e_rows[b]
         cost[b] = abs_cost(ys[r], ws[r])
-        wk[b] = ws[r].sum()
+        wk[b] = _sum(ws[r])
         nk[b] = r.shape[0]
-    wknown = wk.sum()
+    wknown = _sum(wk)
     best = -np.inf
     best_t = -1
     n_try = k if learn_missing else 1
@@ -1138,7 +1149,7 @@ def _multiway_abs(ucode, e_rows, ys, ws, learn_missing, imp_code, c45, mw, W, pi
             if learn_missing and b == t:
                 r = np.concatenate((e_rows[b], e_rows[k]))
                 cb = abs_cost(ys[r], ws[r])
-                wb += ws[e_rows[k]].sum()
+                wb += _sum(ws[e_rows[k]])
                 nb += e_rows[k].shape[0]
             total += cb
             if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf * C45_SLACK):
