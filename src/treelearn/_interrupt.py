@@ -23,13 +23,15 @@ kernel's caller there, and Numba's own code (``numba.*``) while compiling.
 
 Signal handlers run only in the main thread, so compiled work on other threads (the folds of
 cross-validated pruning with ``n_jobs``, the presorting pool, the command line's parallel jobs)
-would run to its end. When the replaced handler raises ``KeyboardInterrupt``, ours also notes
-the request, and those loops call :func:`check` between chunks, which raises it in their
-thread. The note is cleared when the outermost :func:`handling_sigint` ends. A thread of
-:func:`map_threads` may be inside work that cannot stop (Numba compiling a kernel for the
-first time, tens of seconds): the interrupted call does not wait for it, and the thread stops
-at its next :func:`check`, which remembers the interrupted work the thread belongs to (the
-note of the outermost :func:`handling_sigint` it was started under) after that note is cleared.
+would run to its end. Each outermost :func:`handling_sigint` is a numbered session; when the
+replaced handler raises ``KeyboardInterrupt``, ours also notes the session as stopped, and
+those loops call :func:`check` between chunks, which raises it in their thread if the session
+they work for was stopped (the main thread's current one, or the one a :func:`map_threads`
+thread was started under). The note outlives the session: a thread of :func:`map_threads` may
+be inside work that cannot stop (Numba compiling a kernel for the first time, tens of
+seconds), the interrupted call does not wait for it, and the thread stops at its next
+:func:`check` after the session has ended. The next session has a new number, so it does not
+inherit the stop.
 
 The main thread must itself run bytecode to take the signal: a wait on a thread pool's result
 without a timeout blocks in a lock, which a simulated signal (``_thread.interrupt_main``, as
@@ -53,13 +55,14 @@ from functools import wraps
 from typing import Any, TypeVar
 
 _lock = threading.Lock()
-_requested = False  # Ctrl-C pressed: loops on any thread stop at their next check()
 _previous: Any = None  # the handler ours replaced, while ours is installed
 _installs = 0  # nesting of handling_sigint() in the main thread
 _deferred = 0  # a signal that arrived during Numba's boxing, to hand over at check()
 _session = 0  # number of the outermost handling_sigint() in progress (0: none)
 _sessions = 0  # how many have started
-_stopped: set[int] = set()  # the sessions Ctrl-C stopped (map_threads' threads check them)
+# The sessions Ctrl-C stopped: the loops of a stopped session, on any thread, stop at their
+# next check() (a map_threads thread names its session in _local.session).
+_stopped: set[int] = set()
 _local = threading.local()  # .session: the session a map_threads thread works for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,14 +106,12 @@ def _handler(signum, frame) -> None:
 
 
 def _hand_over(signum, frame) -> None:
-    global _requested
     previous = _previous
     if not callable(previous):  # pragma: no cover - ours is uninstalled before it is None
         raise KeyboardInterrupt
     try:
         previous(signum, frame)
     except KeyboardInterrupt:
-        _requested = True
         if _session:
             _stopped.add(_session)
         raise
@@ -119,14 +120,14 @@ def _hand_over(signum, frame) -> None:
 def requested() -> bool:
     """Whether Ctrl-C was pressed during the work under way (the loops of other threads stop
     at their next :func:`check`)."""
-    return _requested
+    return _session in _stopped
 
 
 def check() -> None:
     """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed during the work under way (call it
     between chunks of compiled work, from any thread)."""
     _flush_deferred()
-    if _requested or getattr(_local, "session", 0) in _stopped:
+    if _session in _stopped or getattr(_local, "session", 0) in _stopped:
         raise KeyboardInterrupt
 
 
@@ -142,7 +143,7 @@ def _flush_deferred() -> None:
 def handling_sigint() -> Iterator[None]:
     """Install the SIGINT handler described in the module docstring for the duration (main
     thread only; elsewhere, or when SIGINT is ignored or handled outside Python, a no-op)."""
-    global _previous, _installs, _requested, _deferred, _session, _sessions
+    global _previous, _installs, _deferred, _session, _sessions
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -173,7 +174,6 @@ def handling_sigint() -> Iterator[None]:
             if installed and signal.getsignal(signal.SIGINT) is _handler:
                 signal.signal(signal.SIGINT, _previous)
             _previous = None
-            _requested = False
             _deferred = 0
             _session = 0
 

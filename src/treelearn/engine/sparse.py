@@ -180,6 +180,15 @@ def value_group(x, g, prev, first, last):
     return g
 
 
+@tiny
+def _put_entry(codes, ys, yw, c, g, s, yreg, w):
+    """Writes sample ``s`` as entry ``c`` of value group ``g``; returns the next entry."""
+    codes[c] = g
+    ys[c] = yreg[s]
+    yw[c] = w[s]
+    return c + 1
+
+
 @njit
 def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, min_leaf,
                 min_wleaf, out, afs, ajs):
@@ -202,28 +211,23 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
     while zpos < b and bvals[zpos] < 0.0:
         zpos += 1
     # entries: negatives, then the zeros (the node's samples without a non-zero), positives
-    for part in range(2):
-        if part == 1:
-            zero_code = -1
-            for i in range(lo, hi):
-                s = samples[i]
-                if not mark[s]:
-                    if zero_code < 0:
-                        g = value_group(np.float32(0.0), g, prev, first, last)
-                        zero_code = g
-                        prev = np.float32(0.0)
-                    codes[c] = zero_code
-                    ys[c] = yreg[s]
-                    yw[c] = w[s]
-                    c += 1
-        for p in range(a if part == 0 else zpos, zpos if part == 0 else b):
-            v = bvals[p]
-            g = value_group(v, g, prev, first, last)
-            prev = v
-            codes[c] = g
-            ys[c] = yreg[bsamps[p]]
-            yw[c] = w[bsamps[p]]
-            c += 1
+    for p in range(a, zpos):
+        g = value_group(bvals[p], g, prev, first, last)
+        prev = bvals[p]
+        c = _put_entry(codes, ys, yw, c, g, bsamps[p], yreg, w)
+    zero_code = -1
+    for i in range(lo, hi):
+        s = samples[i]
+        if not mark[s]:
+            if zero_code < 0:
+                g = value_group(np.float32(0.0), g, prev, first, last)
+                zero_code = g
+                prev = np.float32(0.0)
+            c = _put_entry(codes, ys, yw, c, zero_code, s, yreg, w)
+    for p in range(zpos, b):
+        g = value_group(bvals[p], g, prev, first, last)
+        prev = bvals[p]
+        c = _put_entry(codes, ys, yw, c, g, bsamps[p], yreg, w)
     for p in range(a, b):
         mark[bsamps[p]] = False
     # the search takes its input from the scratch's input rows, which it does not write
