@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 import treelearn as tl
 from treelearn.engine import grow_hist as _grow_hist
 from treelearn.engine import levels
-from treelearn.engine.binning import feature_edges, table_layout
+from treelearn.engine.binning import feature_edges, sort_floats, table_layout
 from treelearn.engine.criteria import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
@@ -121,6 +121,36 @@ def test_binner_subsample_keeps_rare_values():
     b = tl.Binner(subsample=100).fit(X)
     assert b.exact_[0] and b.n_bins_[0] == 3
     assert b.transform(X)[1234, 0] == 2
+
+
+_SPECIAL = [np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38]
+
+
+@given(st.lists(st.one_of(st.floats(width=32, allow_nan=True), st.sampled_from(_SPECIAL)),
+                max_size=300))
+def test_radix_sort_is_numpy_sort(values):
+    a = np.array(values, dtype=np.float32)
+    got = a.copy()
+    sort_floats(got)
+    # NaN last; -0.0 and 0.0 compare equal (NumPy leaves them in either order)
+    np.testing.assert_array_equal(got, np.sort(a))
+
+
+def test_radix_sort_large_column_and_binner_edges(rng):
+    # every digit of the three passes in use, repeated values, holes; the binner's edges from
+    # its subsample equal those of NumPy's sort of the same rows
+    X = np.concatenate([rng.normal(size=(4000, 1)) * 1e6, rng.integers(0, 40, (4000, 1))], 1)
+    X = X.astype(np.float32)
+    X[::37, 0] = np.nan
+    col = X[:, 0].copy()
+    sort_floats(col)
+    np.testing.assert_array_equal(col, np.sort(X[:, 0]))
+    b = tl.Binner(max_bins=64, subsample=1000, random_state=3).fit(X)
+    keep = np.zeros(X.shape[0], dtype=bool)
+    keep[np.random.default_rng(3).choice(X.shape[0], 1000, replace=False)] = True
+    want = feature_edges(np.sort(X[keep, 0]), 64)
+    np.testing.assert_array_equal(b.bin_edges_[0], want[0])
+    assert not b.exact_[0] and b.exact_[1] and b.n_bins_[1] == 40
 
 
 def test_binner_missing_values_get_their_bin():
