@@ -143,3 +143,34 @@ def test_invariants_hold_on_many_trees(rng):
             est = DecisionTreeClassifier(random_state=seed, **params).fit(X, y)
             est.tree_.check()
             np.testing.assert_allclose(est.tree_.value[:, 0, :].sum(axis=1), 1.0)
+
+
+def test_level_maps_in_node_order_or_not_give_the_same_tree_arrays():
+    # tree_arrays keeps the store's prefix when the maps were stored in node order (depth-first
+    # growth) and copies map by map otherwise: both give the maps of the nodes in node order
+    from treelearn.engine import nodes as nd
+
+    count = 5
+    ti = np.zeros((8, nd.N_ICOLS), dtype=np.int64)
+    tf = np.zeros((8, nd.N_FCOLS))
+    ti[:, nd.N_PARENT] = [-1, 0, 0, 1, 1, 0, 0, 0]
+    ti[:, nd.N_BRANCH] = [0, 0, 1, 0, 1, 0, 0, 0]
+    ti[:count, nd.N_NB] = [2, 2, 0, 0, 0]
+    ti[:count, nd.N_CATLEN] = [3, 4, 0, 0, 0]
+    maps = {0: [0, 1, -1], 1: [1, -1, 0, 0]}
+    in_order = np.array([0, 1, -1, 1, -1, 0, 0, 9, 9], dtype=np.intp)
+    swapped = np.array([1, -1, 0, 0, 0, 1, -1, 9, 9], dtype=np.intp)
+    results, shared = [], []
+    for store, offsets in ((in_order, (0, 3)), (swapped, (4, 0))):
+        ti[0, nd.N_CATOFF], ti[1, nd.N_CATOFF] = offsets
+        for node, off in zip((0, 1), offsets, strict=True):
+            np.testing.assert_array_equal(store[off:off + len(maps[node])], maps[node])
+        given_store = store.copy()
+        results.append(nd.tree_arrays(ti, tf, given_store, count))
+        shared.append(np.shares_memory(results[-1][10], given_store))
+    assert shared == [True, False]
+    cptr, cat = results[0][9], results[0][10]
+    np.testing.assert_array_equal(cptr, [0, 3, 7, 7, 7, 7])
+    np.testing.assert_array_equal(cat, [0, 1, -1, 1, -1, 0, 0])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)

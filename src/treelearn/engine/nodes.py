@@ -92,7 +92,15 @@ def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int) ->
     cptr = np.zeros(count + 1, dtype=np.intp)
     np.cumsum(np.where(nb > 0, ti[:count, N_CATLEN], 0), out=cptr[1:])
     child = np.empty(ptr[count], dtype=np.intp)
-    cat = np.empty(cptr[count], dtype=np.intp)
+    has_map = np.flatnonzero((nb > 0) & (ti[:count, N_CATLEN] > 0))
+    if np.array_equal(ti[has_map, N_CATOFF], cptr[has_map]) and cats.dtype == np.intp:
+        # The maps were stored in node order (depth-first growth): the store's prefix is the
+        # tree's array as it is. A new array would be written page by page: a fully grown tree
+        # on the flights-shaped table (300-level columns) holds 148 MB of maps, whose copy took
+        # 0.47 s of a 1.9 s fit. (The fill below then copies each map onto itself.)
+        cat = cats[: cptr[count]]
+    else:
+        cat = np.empty(cptr[count], dtype=np.intp)
     ints = np.empty((5, count), dtype=np.intp)  # left, right, feature, n_samples, missing
     floats = np.empty((3, count))  # threshold, impurity, weight
     seen = np.zeros(count, dtype=np.bool_)
