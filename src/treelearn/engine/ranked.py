@@ -201,7 +201,7 @@ def _insertion(keys, bC, bR, bW, m, tk, tC, tR, tW):
 
 
 @noref
-def _radix_pass(sk, sC, sR, sW, dk, dC, dR, dW, m, kmin, shift, mask, cnt):
+def radix_pass(sk, sC, sR, sW, dk, dC, dR, dW, m, kmin, shift, mask, cnt):
     """One stable counting pass on the digit ``(key - kmin) >> shift & mask``."""
     for d in range(mask + 1):
         cnt[d] = 0
@@ -237,9 +237,9 @@ def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt):
     mask = (np.int64(1) << width) - 1
     for q in range(passes):
         if q % 2 == 0:
-            _radix_pass(keys, bC, bR, bW, tk, tC, tR, tW, m, kmin, q * width, mask, cnt)
+            radix_pass(keys, bC, bR, bW, tk, tC, tR, tW, m, kmin, q * width, mask, cnt)
         else:
-            _radix_pass(tk, tC, tR, tW, keys, bC, bR, bW, m, kmin, q * width, mask, cnt)
+            radix_pass(tk, tC, tR, tW, keys, bC, bR, bW, m, kmin, q * width, mask, cnt)
     if passes % 2 == 1:
         for a in range(m):
             _move(tk, tC, tR, tW, a, keys, bC, bR, bW, a)
