@@ -32,6 +32,8 @@ def test_ranks_are_the_distinct_values_in_order(X):
 
 
 def _sort_case(keys, with_c, with_r, with_w, seed):
+    """The node's gather (ranks of one feature, payload of its rows) and sort, against
+    NumPy's stable argsort: both paths (packed insertion up to INSERTION_MAX rows, radix)."""
     m = keys.shape[0]
     rng = np.random.default_rng(seed)
     buf = R.ranked_buffers(max(m, 1), with_c, with_w)
@@ -41,18 +43,25 @@ def _sort_case(keys, with_c, with_r, with_w, seed):
     c = rng.integers(0, 5, m).astype(np.int32)
     r = rng.normal(size=m)
     x = rng.random(m)
-    k[:m] = keys
-    if bC is not None:
-        bC[0, :m] = c
-    if with_r:
-        bR[0, :m] = r
-    if bW is not None:
-        bW[0, :m] = x
-    kmin = int(keys.min()) if m else 0
-    span = int(keys.max()) - kmin if m else 0
-    R.sort_by_rank(k, bC, bR if with_r else None, bW, m, kmin, span, tk, tC,
-                   tR if with_r else None, tW, buf[12])
-    order = np.argsort(keys, kind="stable")  # the twin
+    nC = c if bC is not None else None
+    nR = r if with_r else None
+    nW = x if bW is not None else None
+    cnt = buf[12]
+    ranks = keys.reshape(1, m)
+    samples = rng.permutation(m).astype(np.int32)  # the node's rows in any order
+    kmin, kmax, nm = R._gather(ranks, 0, samples, 0, m, -1, k, nC[samples] if nC is not None
+                               else None, nR[samples] if nR is not None else None,
+                               nW[samples] if nW is not None else None, bC,
+                               bR if with_r else None, bW, cnt)
+    assert nm == 0
+    if m:
+        assert (kmin, kmax) == (keys.min(), keys.max())
+    span = int(kmax) - int(kmin) if m else 0
+    R.sort_by_rank(k, bC, bR if with_r else None, bW, m, kmin if m else 0, span, tk, tC,
+                   tR if with_r else None, tW, cnt, nC[samples] if nC is not None else None,
+                   nR[samples] if nR is not None else None,
+                   nW[samples] if nW is not None else None)
+    order = samples[np.argsort(keys[samples], kind="stable")]  # the twin
     np.testing.assert_array_equal(k[:m], keys[order])
     if bC is not None:
         np.testing.assert_array_equal(bC[0, :m], c[order])
@@ -78,6 +87,16 @@ def test_sort_by_rank_on_large_nodes(m, top):
     keys = rng.integers(0, top + 1, m).astype(np.uint32)
     _sort_case(keys, True, False, True, 1)
     _sort_case(keys, False, True, False, 2)
+
+
+@pytest.mark.parametrize("m, top", [(32, 1), (20, 3), (7, 0), (1, 0), (33, 2)])
+def test_sort_by_rank_keeps_the_order_of_equal_ranks(m, top):
+    """Few distinct ranks (the random lists above rarely repeat one), both sides of
+    INSERTION_MAX: equal ranks keep the node's order, as the presorted lists do."""
+    rng = np.random.default_rng(m + top)
+    keys = rng.integers(0, top + 1, m).astype(np.uint32)
+    _sort_case(keys, True, False, True, 3)
+    _sort_case(keys, False, True, False, 4)
 
 
 # -- trees ---------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ A tree's rows are its samples of positive weight in a buffer (:mod:`.samples`); 
 range of it. For each drawn feature the node's ranks are gathered; a feature constant at the
 node is recognised from the smallest and largest rank before anything is sorted (scikit-learn's
 rule: values within 1e-7 are equal). Otherwise the ranks are sorted with the node's class codes
-(or targets) and weights riding along (insertion sort up to :data:`INSERTION_MAX` rows, else a
+(or targets) and weights riding along (up to :data:`INSERTION_MAX` rows, an insertion sort of
+rank and place packed in one integer, the payload put in order after it; else a
 least-significant-digit radix sort of at most three passes over the node's span of ranks),
 turned back into values, and searched by :func:`treelearn.engine.exact.search_numeric`, the
 presorted engine's own search: the same cuts, thresholds, missing-value passes and random
@@ -152,20 +153,26 @@ def _node_payload(samples, lo, m, tgt, nC, nR, nW):
 
 
 @noref
-def _gather(ranks, f, samples, lo, m, nan_r, keys, nC, nR, nW, bC, bR, bW):
+def _gather(ranks, f, samples, lo, m, nan_r, keys, nC, nR, nW, bC, bR, bW, packed):
     """The node's ranks of feature ``f`` with their payload; returns the smallest and largest
-    rank of a known value and the number of missing values."""
+    rank of a known value and the number of missing values. A node of at most
+    :data:`INSERTION_MAX` rows gets ``packed[j] = rank << 8 | j`` instead, its payload placed
+    after the sort (:func:`sort_by_rank`)."""
+    small = m <= INSERTION_MAX
     kmin = np.int64(1) << 40
     kmax = np.int64(-1)
     nm = 0
     for j in range(m):
         k = np.int64(ranks[f, samples[lo + j]])
-        keys[j] = k
         if k == nan_r:
             nm += 1
         else:
             kmin = min(kmin, k)
             kmax = max(kmax, k)
+        if small:
+            packed[j] = (k << 8) | j
+            continue
+        keys[j] = k
         if bC is not None:
             bC[0, j] = nC[j]
         if bR is not None:
@@ -188,16 +195,16 @@ def _move(sk, sC, sR, sW, a, dk, dC, dR, dW, b):
 
 
 @noref
-def _insertion(keys, bC, bR, bW, m, tk, tC, tR, tW):
-    """Insertion sort of the first ``m`` entries (place 0 of ``t*`` holds the one moved)."""
+def _insertion(packed, m):
+    """Insertion sort of ``packed[:m]`` (each entry its rank and its place, so equal ranks
+    keep their order: a stable sort that moves one integer, not a key and its payload)."""
     for a in range(1, m):
-        k = keys[a]
-        _move(keys, bC, bR, bW, a, tk, tC, tR, tW, np.int64(0))
+        v = packed[a]
         b = a - 1
-        while b >= 0 and keys[b] > k:
-            _move(keys, bC, bR, bW, b, keys, bC, bR, bW, b + 1)
+        while b >= 0 and packed[b] > v:
+            packed[b + 1] = packed[b]
             b -= 1
-        _move(tk, tC, tR, tW, np.int64(0), keys, bC, bR, bW, b + 1)
+        packed[b + 1] = v
 
 
 @noref
@@ -220,11 +227,23 @@ def radix_pass(sk, sC, sR, sW, dk, dC, dR, dW, m, kmin, shift, mask, cnt):
 
 
 @noref
-def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt):
+def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt, nC, nR, nW):
     """Sort ``keys[:m]`` (ranks in ``[kmin, kmin + span]``) stably, their payload with them;
-    the result is in ``keys``, ``bC``, ``bR``, ``bW``."""
+    the result is in ``keys``, ``bC``, ``bR``, ``bW``. A node of at most
+    :data:`INSERTION_MAX` rows comes packed in ``cnt`` (:func:`_gather`): sorted by
+    insertion, then its ranks and the payload of the node's rows ``nC``, ``nR``, ``nW`` put
+    in order."""
     if m <= INSERTION_MAX:
-        _insertion(keys, bC, bR, bW, m, tk, tC, tR, tW)
+        _insertion(cnt, m)
+        for a in range(m):
+            j = cnt[a] & 255
+            keys[a] = np.uint32(cnt[a] >> 8)
+            if bC is not None:
+                bC[0, a] = nC[j]
+            if bR is not None:
+                bR[0, a] = nR[j]
+            if bW is not None:
+                bW[0, a] = nW[j]
         return
     bits = 0
     while (span >> bits) > 0:
@@ -270,7 +289,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
         if f < 0:
             break
         kmin, kmax, nm = _gather(ranks, f, samples, lo, m, nan_rank[f], keys, nC, nR, nW, bC,
-                                 bR, bW)
+                                 bR, bW, cnt)
         off = offsets[f]
         if nm == m:  # nothing known at the node
             draw_result(draw, perm, np.bool_(False))
@@ -286,7 +305,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
         if random_split:
             rand_thr = random_threshold(mn, mx, rng)
         top = nan_rank[f] if nm > 0 else kmax  # missing values: the last rank
-        sort_by_rank(keys, bC, bR, bW, m, kmin, top - kmin, tk, tC, tR, tW, cnt)
+        sort_by_rank(keys, bC, bR, bW, m, kmin, top - kmin, tk, tC, tR, tW, cnt, nC, nR, nW)
         for a in range(m):
             bV[0, a] = values[off + keys[a]]
         usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
