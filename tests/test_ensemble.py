@@ -813,8 +813,12 @@ def test_an_interrupted_forest_fit_leaves_the_forest_as_it_was():
     X = rng.normal(size=(200_000, 12)).round(3)
     y = (X[:, 0] + rng.normal(size=len(X)) > 0).astype(int)
     for kw in ({"n_jobs": 2}, {"n_jobs": 1, "splitter": "hist"}):
-        est = tl.RandomForestClassifier(n_estimators=3, random_state=0, **kw).fit(X[:500],
-                                                                                 y[:500])
+        # 20,000 rows, not fewer: the hist fit compiles its all-threads node kernels only for
+        # fits this large, and this test times the node loops' stop, not a compilation's (on
+        # an empty cache the 200k fit would otherwise compile them for ~20 s; a signal Python
+        # drops (taken inside a gc callback, as hypothesis installs) then waited for it)
+        est = tl.RandomForestClassifier(n_estimators=3, random_state=0, **kw).fit(X[:20_000],
+                                                                                 y[:20_000])
         before = dict(est.__dict__)
         est.set_params(n_estimators=60)
         timer = threading.Timer(0.3, _thread.interrupt_main)

@@ -15,11 +15,15 @@ bounded chunk of work per call (:data:`treelearn.engine.fit.CHUNK_WORK`, ~0.1 s 
 
 Numba also runs that module while it compiles (writing and reading its cache), where raising
 is safe and where a held signal would wait for the whole compilation (a first fit's chain
-compiles for tens of seconds; a test saw a Ctrl-C at 0.3 s stop a forest fit at 21.6 s, the
-time a kernel took to compile in it: held here, or waited for on a pool's thread, below;
-which of the two is not known, both are fixed). Boxing
-is told apart by its caller: the first Python frame above ``numba.core.serialize`` is the
-kernel's caller there, and Numba's own code (``numba.*``) while compiling.
+compiles for tens of seconds). Boxing is told apart by its caller: the first Python frame
+above ``numba.core.serialize`` is the kernel's caller there, and Numba's own code
+(``numba.*``) while compiling.
+
+One loss is Python's own: a handler that runs inside a garbage-collector callback (hypothesis
+installs one), a ``__del__`` or a weakref callback has its ``KeyboardInterrupt`` printed and
+dropped. The session is noted as stopped before the raise, so the node loops still stop at
+their next :func:`check`; a compilation under way then runs to its end (a test saw a Ctrl-C
+at 0.3 s stop a forest fit at 22 s, the time its all-threads kernels took to compile).
 
 Signal handlers run only in the main thread, so compiled work on other threads (the folds of
 cross-validated pruning with ``n_jobs``, the presorting pool, the command line's parallel jobs)
