@@ -173,13 +173,20 @@ def _gather(ranks, f, samples, lo, m, nan_r, keys, nC, nR, nW, bC, bR, bW, packe
             packed[j] = (k << 8) | j
             continue
         keys[j] = k
-        if bC is not None:
-            bC[0, j] = nC[j]
-        if bR is not None:
-            bR[0, j] = nR[j]
-        if bW is not None:
-            bW[0, j] = nW[j]
+        _place(nC, nR, nW, j, bC, bR, bW, j)
     return kmin, kmax, nm
+
+
+@tiny
+def _place(nC, nR, nW, j, bC, bR, bW, a):
+    """The payload of the node's row ``j`` (class, target, weight) to place ``a`` of the
+    sort's buffers."""
+    if bC is not None:
+        bC[0, a] = nC[j]
+    if bR is not None:
+        bR[0, a] = nR[j]
+    if bW is not None:
+        bW[0, a] = nW[j]
 
 
 @tiny
@@ -238,12 +245,7 @@ def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt, nC, nR, n
         for a in range(m):
             j = cnt[a] & 255
             keys[a] = np.uint32(cnt[a] >> 8)
-            if bC is not None:
-                bC[0, a] = nC[j]
-            if bR is not None:
-                bR[0, a] = nR[j]
-            if bW is not None:
-                bW[0, a] = nW[j]
+            _place(nC, nR, nW, j, bC, bR, bW, a)
         return
     bits = 0
     while (span >> bits) > 0:
