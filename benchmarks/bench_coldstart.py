@@ -14,6 +14,11 @@ table):
 - ``table``: a first fit on a DataFrame with a category column and holes, after a numeric fit
   in the same process (the table fit alone);
 - ``hist``: a first ``splitter="hist"`` fit after a numeric fit (the hist fit alone);
+- ``numeric-large``, ``hist-large``: ``import treelearn`` and a first fit (exact,
+  ``splitter="hist"``) on 100,000 x 10 numbers (whole process): data large enough for the
+  kernels that search or split a large node on all threads, which a fit on 5,000 rows never
+  compiles (the histogram splitter's node loop is then compiled a second time, with the
+  threads' buffers: 47 s for 5,000 rows, 68 s for 100,000, on an empty cache);
 - ``demo``: ``treelearn demo`` (the whole command);
 - ``warmup``: ``treelearn compile`` (its defaults), then a new process's first fit of the
   default CART tree on the same cache (the fit alone);
@@ -39,6 +44,7 @@ import time
 
 _DATA = ("import numpy as np; rng = np.random.default_rng(0); "
          "X = rng.normal(size=(5000, 10)); y = (X[:, 0] + rng.normal(size=5000) > 0).astype(int)")
+_DATA_LARGE = _DATA.replace("5000", "100_000")
 _TABLE = ("import pandas as pd; df = pd.DataFrame(X[:, :4], columns=list('abcd')); "
           "df['kind'] = pd.Categorical(rng.choice(list('pqrst'), size=len(df))); "
           "df.loc[::7, 'a'] = np.nan")
@@ -53,6 +59,10 @@ CASES = {
               "tl.DecisionTreeClassifier().fit(df, y)"),
     "hist": (f"import treelearn as tl; {_DATA}; tl.DecisionTreeClassifier().fit(X, y)",
              "tl.DecisionTreeClassifier(splitter='hist').fit(X, y)"),
+    "numeric-large": (f"import treelearn as tl; {_DATA_LARGE}; "
+                      "tl.DecisionTreeClassifier().fit(X, y)", None),
+    "hist-large": (f"import treelearn as tl; {_DATA_LARGE}; "
+                   "tl.DecisionTreeClassifier(splitter='hist').fit(X, y)", None),
 }
 
 
