@@ -49,7 +49,6 @@ from .exact import (
 from .levels import (
     KIND_NUMERIC,
     MISSING_M5,
-    N_RES,
     R_GAIN,
     R_KIND,
     R_MB,
@@ -60,7 +59,7 @@ from .levels import (
     R_THR,
     R_TRIES,
     R_WLEFT,
-    SR_BEST,
+    keep_best,
 )
 from .nodes import (
     G_ARENA,
@@ -284,14 +283,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
         if sc > best_score:
             best_score = sc
             found = True
-            for q in range(N_RES):
-                best[q] = out[q]
-            best[R_SCORE] = f  # the winner's feature rides in the score slot
-            for k in range(S):
-                best_left[k] = st[SR_BEST, k]
-            if out[R_KIND] != KIND_NUMERIC:
-                for c in range(n_codes[f]):
-                    best_map[c] = fmap[c]
+            keep_best(best, out, f, best_left, st, S, best_map, fmap, n_codes[f])
     n_total = draw_finish(draw, perm, const_feats)
     if extras is None or not rules:
         return found, n_total
@@ -305,14 +297,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
     fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
     _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp, iparams, fparams,
                     rand_thr, np.bool_(True), fmap, out, absolute, afs, ajs)
-    for q in range(N_RES):
-        best[q] = out[q]
-    best[R_SCORE] = f
-    for k in range(S):
-        best_left[k] = st[SR_BEST, k]
-    if out[R_KIND] != KIND_NUMERIC:
-        for c in range(n_codes[f]):
-            best_map[c] = fmap[c]
+    keep_best(best, out, f, best_left, st, S, best_map, fmap, n_codes[f])
     return True, n_total
 
 

@@ -86,7 +86,6 @@ from .levels import (
     KIND_NUMERIC,
     MISSING_C45,
     MISSING_M5,
-    N_RES,
     R_HI,
     R_KIND,
     R_LO,
@@ -97,6 +96,7 @@ from .levels import (
     R_SPLITINFO,
     R_THR,
     R_TRIES,
+    keep_best,
     search_summary,
     search_summary_numeric,
 )
@@ -487,12 +487,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         if sc > best_score:
             best_score = sc
             found = True
-            for q in range(N_RES):
-                best[q] = out[q]
-            best[R_SCORE] = f
-            if out[R_KIND] != KIND_NUMERIC:
-                for c in range(nbins[f]):
-                    best_map[c] = fmap[c]
+            keep_best(best, out, f, best_left, st, np.int64(0), best_map, fmap, nbins[f])
     n_total = draw_finish(draw, perm, const_feats)
     if extras is None or not rules:
         return found, n_total
@@ -505,12 +500,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
                     n_small,
                     fcrit, imp, iparams, fparams, np.bool_(True), fmap, out, absolute, afs, ajs,
                     classification, weighted, sq)
-    for q in range(N_RES):
-        best[q] = out[q]
-    best[R_SCORE] = f
-    if out[R_KIND] != KIND_NUMERIC:
-        for c in range(nbins[f]):
-            best_map[c] = fmap[c]
+    keep_best(best, out, f, best_left, st, np.int64(0), best_map, fmap, nbins[f])
     return True, n_total
 
 

@@ -99,6 +99,22 @@ R_THR, R_NLEFT, R_WLEFT = 10, 11, 12
 N_RES = 13
 
 
+@tiny
+def keep_best(best, out, f, best_left, st, n_left, best_map, fmap, n_map):
+    """Feature ``f``'s search result ``out`` becomes the node's best so far (every layout's
+    node search): ``best`` with the feature in its score slot, the first ``n_left`` left-child
+    statistics of the workspace row ``SR_BEST`` in ``best_left``, and the level map of a
+    categorical winner (``n_map`` levels) in ``best_map``."""
+    for q in range(N_RES):
+        best[q] = out[q]
+    best[R_SCORE] = f
+    for k in range(n_left):
+        best_left[k] = st[SR_BEST, k]
+    if out[R_KIND] != KIND_NUMERIC:
+        for c in range(n_map):
+            best_map[c] = fmap[c]
+
+
 @noref
 def real_score(stats, w, k, crit, pimp):
     """Impurity decrease ``pimp - sum_c (w_c / W) imp_c`` of a split into the first ``k`` rows

@@ -50,7 +50,7 @@ import numpy as np
 
 from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
 from .exact import search_numeric
-from .levels import MISSING_LEARN, N_RES, R_MB, R_SCORE, R_THR, SR_BEST
+from .levels import MISSING_LEARN, R_MB, R_SCORE, R_THR, keep_best
 from .nodes import (
     G_BUDGET,
     G_DONE,
@@ -320,11 +320,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
             best_score = out[R_SCORE]
             found = True
             seen = nm > 0
-            for q in range(N_RES):
-                best[q] = out[q]
-            best[R_SCORE] = f  # the winner's feature rides in the score slot
-            for k in range(S):
-                best_left[k] = st[SR_BEST, k]
+            keep_best(best, out, f, best_left, st, S, best_map, fmap, z)
     return found, draw_finish(draw, perm, const_feats), seen
 
 

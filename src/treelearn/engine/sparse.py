@@ -32,13 +32,12 @@ from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
 from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
 from .exact import scan_numeric
 from .levels import (
-    N_RES,
     R_SCORE,
     R_THR,
     R_TRIES,
-    SR_BEST,
     SR_MISS,
     SR_TOTAL,
+    keep_best,
 )
 from .nodes import (
     G_BUDGET,
@@ -324,11 +323,7 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
         if sc > best_score:
             best_score = sc
             found = True
-            for q in range(N_RES):
-                best[q] = out[q]
-            best[R_SCORE] = f
-            for k in range(S):
-                best_left[k] = st[SR_BEST, k]
+            keep_best(best, out, f, best_left, st, S, best_map, fmap, z)
     return found, draw_finish(draw, perm, const_feats)
 
 
