@@ -206,6 +206,80 @@ def test_a_fresh_cache_is_a_first_run_and_this_one_is_not(tmp_path):
     assert _compiling._first_run() is False
 
 
+def _in_cache_index(kernel, sig) -> bool:
+    cache = kernel._cache
+    return cache._index_key(sig, kernel.targetctx.codegen()) in cache._cache_file._load_index()
+
+
+@pytest.mark.jit_only
+def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypatch):
+    """The background process receives the kernel and its Numba signature, compiles it and
+    stores it in the cache this process reads (a signature nothing else uses: the maximum
+    of a uint8 vector)."""
+    from numba import types
+
+    from treelearn.engine.grow_hist import max_levels
+
+    sig = (types.Array(types.uint8, 1, "C"),)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("TREELEARN_COMPILE_BESIDE", raising=False)
+    started = _record_popen(monkeypatch)
+    with _compiling.signatures_beside([(max_levels, sig)]):
+        assert len(started) == 1 or _in_cache_index(max_levels, sig)  # an earlier run's
+        deadline = time.monotonic() + 120
+        while not _in_cache_index(max_levels, sig) and time.monotonic() < deadline:
+            assert not started or started[0].poll() in (None, 0)
+            time.sleep(0.2)
+    assert _in_cache_index(max_levels, sig)
+    with _compiling.signatures_beside([(max_levels, sig)]):
+        pass
+    assert len(started) <= 1  # compiled: nothing started for it again
+
+
+def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch):
+    started = _record_popen(monkeypatch)
+    monkeypatch.setenv("TREELEARN_COMPILE_BESIDE", "0")
+    with _compiling.signatures_beside([(object(), ())]):
+        pass
+    assert started == []
+
+
+def test_a_signature_names_the_parameter_it_has_no_type_for():
+    from treelearn.engine.grow_hist import max_levels
+
+    with pytest.raises(KeyError, match="'n_levels' of max_levels"):
+        _compiling.signature(max_levels, {}, {})
+
+
+@pytest.mark.jit_only
+@pytest.mark.parametrize("kind", ["classifier", "weighted regressor, best-first"])
+def test_the_threaded_steps_compiled_beside_are_those_a_large_hist_fit_calls(monkeypatch,
+                                                                             kind):
+    """The signatures :func:`threaded_kernels` derives from a large hist fit's arguments are
+    the ones its growers compile (CI runs on an empty cache: the fit itself put them in the
+    index); a wrong one would only waste the other core, so check them here."""
+    import numpy as np
+
+    jobs = []
+    beside = _compiling.signatures_beside
+
+    def record(given):
+        jobs.extend(given)
+        return beside([])
+
+    monkeypatch.setattr(_compiling, "signatures_beside", record)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12_000, 8))
+    if kind == "classifier":
+        tl.DecisionTreeClassifier(splitter="hist", max_depth=3).fit(X, X[:, 0] > 0)
+    else:
+        tl.DecisionTreeRegressor(splitter="hist", max_leaf_nodes=6).fit(
+            X, X[:, 0], sample_weight=rng.uniform(1, 2, len(X)))
+    assert [k.__name__ for k, _ in jobs] == ["_process_large", "_children_large"]
+    for kernel, sig in jobs:
+        assert sig in kernel.overloads or _in_cache_index(kernel, sig), kernel.__name__
+
+
 @pytest.mark.jit_only
 def test_warm_up_processes_report_in_order_and_fail_loudly():
     models = [tl.DecisionTreeRegressor(max_depth=3), tl.DecisionTreeClassifier(max_depth=3)]

@@ -344,7 +344,13 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     ``parallel=False`` keeps each node on one thread (trees grown side by side)."""
     import numba
 
-    from .grow_hist import HIST_POOL_BYTES, grow_hist_best_first, grow_hist_depth_first
+    from .._compiling import signatures_beside
+    from .grow_hist import (
+        HIST_POOL_BYTES,
+        grow_hist_best_first,
+        grow_hist_depth_first,
+        threaded_kernels,
+    )
 
     bins, lay, luts, lutoff, edges = binned
     n = bins.shape[0]
@@ -409,7 +415,9 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
             "buffers": buffers, "kid_lo": kid_lo, "kid_hi": kid_hi, "kid_slot": kid_slot,
             "need": need, "absolute": np.zeros(0) if absolute else None,
             "classification": not is_reg, "weighted": weighted, "sq": need_sq}
-    return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
+    jobs = threaded_kernels(args | _node_table(prm, 1, True)) if large else []
+    with signatures_beside(jobs):
+        return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
 
 
 def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:

@@ -1063,5 +1063,20 @@ def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node,
     return bufs, cats, kids, heap
 
 
+def threaded_kernels(values: dict) -> list[tuple]:
+    """The threaded steps of a large fit (:func:`_process_large`, :func:`_children_large`)
+    with the signatures the growers call them with, given the growers' arguments and node
+    tables by parameter name (``values``), for
+    :func:`treelearn._compiling.signatures_beside`: the growers type them last."""
+    from numba import types
+
+    from .._compiling import signature
+
+    scalars = dict.fromkeys(("d", "node", "lo", "hi", "depth", "nconst", "slot", "arena_top",
+                             "k", "n_parent"), types.int64)
+    return [(kernel, signature(kernel, values, scalars))
+            for kernel in (_process_large, _children_large)]
+
+
 __all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES", "G_NODES",
            "P_MAX_LEAF_NODES", "R_MB", "R_NB", "P_MIN_SPLIT"]
