@@ -4,6 +4,11 @@ import os
 # (outside them the growers' trees skip the check; see treelearn._tree.CHECK_TRUSTED).
 os.environ["TREELEARN_CHECK_TREES"] = "1"
 
+# No kernel is compiled in a background process for the test run's fits (each test that
+# tests it switches it on): the cache index then holds only what the fits themselves compiled,
+# which test_compiling reads to check the signatures given to the background process.
+os.environ["TREELEARN_COMPILE_BESIDE"] = "0"
+
 import signal  # noqa: E402
 
 import numpy as np  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -10,6 +11,7 @@ import sys
 import time
 import types
 
+import numpy as np
 import pytest
 from numba.core import event
 
@@ -216,32 +218,54 @@ def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypat
     """The background process receives the kernel and its Numba signature, compiles it and
     stores it in the cache this process reads (a signature nothing else uses: the maximum
     of a uint8 vector)."""
-    from numba import types
+    from numba import types as nb
 
     from treelearn.engine.grow_hist import max_levels
 
-    sig = (types.Array(types.uint8, 1, "C"),)
+    sig = (nb.Array(nb.uint8, 1, "C"),)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.delenv("TREELEARN_COMPILE_BESIDE", raising=False)
     started = _record_popen(monkeypatch)
-    with _compiling.signatures_beside([(max_levels, sig)]):
+    # as "grower", a kernel this process has not compiled for these values
+    unseen = {"n_levels": np.zeros(1, dtype=np.int16)}
+    with _compiling.signatures_beside(max_levels, unseen, lambda: [(max_levels, sig)]):
         assert len(started) == 1 or _in_cache_index(max_levels, sig)  # an earlier run's
         deadline = time.monotonic() + 120
         while not _in_cache_index(max_levels, sig) and time.monotonic() < deadline:
             assert not started or started[0].poll() in (None, 0)
             time.sleep(0.2)
     assert _in_cache_index(max_levels, sig)
-    with _compiling.signatures_beside([(max_levels, sig)]):
+    with _compiling.signatures_beside(max_levels, unseen, lambda: [(max_levels, sig)]):
         pass
     assert len(started) <= 1  # compiled: nothing started for it again
 
 
-def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch):
+@pytest.mark.jit_only
+@pytest.mark.parametrize("case", ["switched off", "grower compiled", "another running"])
+def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch, case):
+    """Switched off, the grower already compiled or loaded for these values in this process
+    (then the kernels' signatures are not even computed), or another background compilation
+    of this process running (``treelearn demo``'s)."""
+    from treelearn.engine.grow_hist import max_levels
+
     started = _record_popen(monkeypatch)
-    monkeypatch.setenv("TREELEARN_COMPILE_BESIDE", "0")
-    with _compiling.signatures_beside([(object(), ())]):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("TREELEARN_COMPILE_BESIDE", "0" if case == "switched off" else "1")
+    values = {"n_levels": np.zeros(1, dtype=np.int64 if case == "grower compiled" else np.int8)}
+    max_levels(np.zeros(1, dtype=np.int64))
+    if case == "another running":
+        monkeypatch.setattr(_compiling, "_running", {"a process"})
+
+    def jobs():
+        raise AssertionError("computed")
+
+    with _compiling.signatures_beside(max_levels, values, jobs):
         pass
     assert started == []
+
+
+def test_processes_compiling_beside_start_none_of_their_own():
+    assert _compiling._child_env()["TREELEARN_COMPILE_BESIDE"] == "0"
 
 
 def test_a_signature_names_the_parameter_it_has_no_type_for():
@@ -252,30 +276,39 @@ def test_a_signature_names_the_parameter_it_has_no_type_for():
 
 
 @pytest.mark.jit_only
-@pytest.mark.parametrize("kind", ["classifier", "weighted regressor, best-first"])
-def test_the_threaded_steps_compiled_beside_are_those_a_large_hist_fit_calls(monkeypatch,
-                                                                             kind):
-    """The signatures :func:`threaded_kernels` derives from a large hist fit's arguments are
-    the ones its growers compile (CI runs on an empty cache: the fit itself put them in the
-    index); a wrong one would only waste the other core, so check them here."""
-    import numpy as np
+@pytest.mark.parametrize("kind", ["exact classifier", "exact weighted regressor",
+                                  "hist classifier", "hist weighted regressor, best-first"])
+def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
+    """The signatures derived from a fit's arguments (``later_kernels``,
+    ``threaded_kernels``) are the ones its grower compiles: the test run compiles nothing
+    beside its fits (conftest.py), and CI runs on an empty cache, so the fits themselves put
+    them in the cache index. A wrong one would only waste the other core, so check here."""
+    from treelearn.engine import fit
 
     jobs = []
-    beside = _compiling.signatures_beside
 
-    def record(given):
-        jobs.extend(given)
-        return beside([])
+    def record(top, values, given):
+        jobs.extend(given())
+        return contextlib.nullcontext()
 
-    monkeypatch.setattr(_compiling, "signatures_beside", record)
+    monkeypatch.setattr(fit, "signatures_beside", record)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12_000, 8))
-    if kind == "classifier":
-        tl.DecisionTreeClassifier(splitter="hist", max_depth=3).fit(X, X[:, 0] > 0)
+    splitter = "hist" if kind.startswith("hist") else "best"
+    if "classifier" in kind:
+        tl.DecisionTreeClassifier(splitter=splitter, max_depth=3).fit(X, X[:, 0] > 0)
     else:
-        tl.DecisionTreeRegressor(splitter="hist", max_leaf_nodes=6).fit(
+        tl.DecisionTreeRegressor(splitter=splitter, max_leaf_nodes=6 if splitter == "hist"
+                                 else None, max_depth=4).fit(
             X, X[:, 0], sample_weight=rng.uniform(1, 2, len(X)))
-    assert [k.__name__ for k, _ in jobs] == ["_process_large", "_children_large"]
+    names = [k.__name__ for k, _ in jobs]
+    if splitter == "best":
+        assert names == ["split_node", "_kids_of_exact", "room_depth_first", "_split"]
+    else:  # 96,000 row-features: the threaded steps too
+        assert names[:4] == ["split_rows", "_process_large", "_children_large",
+                             "_children_serial"]
+        assert names[4:] == ([] if "best-first" in kind else
+                             ["_settle", "room_depth_first", "_split_again"])
     for kernel, sig in jobs:
         assert sig in kernel.overloads or _in_cache_index(kernel, sig), kernel.__name__
 

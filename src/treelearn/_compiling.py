@@ -44,6 +44,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+import numpy as np
+
 from ._interrupt import check, interruptible_function
 
 __all__ = ["cache_location", "compile_kernels", "compile_notice"]
@@ -312,7 +314,8 @@ def _warm_up_in_processes(models: list[Any], processes: int,
                 i, model = pending.pop(0)
                 out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
                 proc = subprocess.Popen([sys.executable, "-c", _CHILD],
-                                        stdin=subprocess.PIPE, stdout=out, stderr=err)
+                                        stdin=subprocess.PIPE, stdout=out, stderr=err,
+                                        env=_child_env())
                 proc.stdin.write(pickle.dumps(model))
                 proc.stdin.close()
                 running[i] = (proc, out, err)
@@ -441,9 +444,22 @@ def _first_run() -> bool:
 
 def _beside_allowed() -> bool:
     """Whether a background process may compile for this one: two CPUs or more, Numba
-    compiling and caching here, and not switched off (``TREELEARN_COMPILE_BESIDE=0``)."""
-    return ((os.cpu_count() or 1) >= 2 and _caching()
+    compiling and caching here, not switched off (``TREELEARN_COMPILE_BESIDE=0``), and no
+    other background compilation of this process running (a third compiler on two cores
+    slowed ``treelearn demo``'s first run from 30 s to 34 s)."""
+    return ((os.cpu_count() or 1) >= 2 and not _running and _caching()
             and os.environ.get("TREELEARN_COMPILE_BESIDE", "1") != "0")
+
+
+#: Background compilations this process has started and not yet stopped.
+_running: set[Any] = set()
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a process started to compile beside others (a background process,
+    the warm-up's processes): it starts no background process of its own, the cores are in
+    use."""
+    return {**os.environ, "TREELEARN_COMPILE_BESIDE": "0"}
 
 
 def _stop(proc: Any) -> None:
@@ -451,6 +467,7 @@ def _stop(proc: Any) -> None:
     Numba writes each to a temporary file and renames it)."""
     import subprocess
 
+    _running.discard(proc)
     if proc is not None and proc.poll() is None:
         proc.terminate()
         try:
@@ -485,7 +502,9 @@ def compiled_beside(target: str) -> Iterator[None]:
         module, _, function = target.partition(":")
         code = f"import {module} as m; m.{function}()"
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=_child_env())
+        _running.add(proc)
     try:
         yield
     finally:
@@ -533,27 +552,37 @@ _seen_compiled: set[tuple[Any, tuple]] = set()
 
 
 @contextmanager
-def signatures_beside(jobs: Iterable[tuple[Any, tuple]]) -> Iterator[None]:
-    """Compile each ``(kernel, signature)`` of ``jobs`` that is neither loaded nor cached in
-    a background process while the ``with`` block runs (see :func:`compiled_beside`).
+def signatures_beside(top: Any, values: dict[str, Any],
+                      jobs: Callable[[], Iterable[tuple[Any, tuple]]]) -> Iterator[None]:
+    """Compile each ``(kernel, signature)`` of ``jobs()`` that is neither loaded nor cached
+    in a background process while the ``with`` block runs (see :func:`compiled_beside`).
 
-    For a kernel this process will come to late: a grower compiles its callees in the order
-    it types them, so a kernel typed last (the histogram grower's threaded steps, which
-    only fits of 80,000 row-features or more compile: 17 s of 63 s on an empty cache) waits
-    for all the others, while another core could have compiled it; this process then loads
-    it from the cache. Started under the same conditions as :func:`compiled_beside`."""
+    For the kernels a grower (``top``) comes to late: it compiles its callees in the order
+    it types them, so the kernels typed last (the exact grower's split and table growth:
+    about 6 s of a first fit's 19 s of compilation; the histogram grower's threaded steps,
+    which only fits of 80,000 row-features or more compile: 17 s of 63 s) wait for all the
+    others, while another core could compile them; this process then loads them from the
+    cache. ``values``: the grower's arguments by parameter name; nothing more is computed
+    once ``top`` has been compiled or loaded for them in this process (a later fit's cost is
+    typing its arguments, ~0.1 ms), and nothing is started under the conditions of
+    :func:`compiled_beside` or when every signature is cached."""
     import pickle
     import subprocess
 
     todo = []
-    if _beside_allowed():
-        todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs
-                if not _compiled(k, sig)]
+    key = (top, _kinds(values))
+    if key not in _checked and _beside_allowed():
+        _checked.add(key)
+        if signature(top, values, {}) not in top.overloads:
+            todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs()
+                    if not _compiled(k, sig)]
     proc = None
     if todo:
         code = "from treelearn._compiling import _compile_stdin; _compile_stdin()"
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=_child_env())
+        _running.add(proc)
         try:
             proc.stdin.write(pickle.dumps(todo))
             proc.stdin.close()
@@ -563,6 +592,23 @@ def signatures_beside(jobs: Iterable[tuple[Any, tuple]]) -> Iterator[None]:
         yield
     finally:
         _stop(proc)
+
+
+#: ``(grower, _kinds(values))`` that :func:`signatures_beside` has looked at in this process.
+_checked: set[tuple[Any, Any]] = set()
+
+
+def _kinds(value: Any) -> Any:
+    """A cheap stand-in for the Numba types of ``value`` (a dict or tuple of arrays and
+    scalars): what tells two of a grower's specialisations apart, in ~1/10 of the time Numba
+    takes to type them (0.5 ms, a third of a 200-row fit)."""
+    if isinstance(value, dict):
+        return tuple(_kinds(v) for v in value.values())
+    if isinstance(value, tuple):
+        return tuple(_kinds(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.num, value.ndim, value.flags.c_contiguous
+    return type(value)
 
 
 def _compile_stdin() -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._compiling import signatures_beside
 from .._interrupt import check as check_interrupt
 from .._tree import Tree
 from . import nodes as nd
@@ -35,7 +36,7 @@ from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
-from .grow_exact import N_FRES, grow_best_first, grow_depth_first
+from .grow_exact import N_FRES, grow_best_first, grow_depth_first, later_kernels
 from .levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5, N_RES, workspace
 from .random import N_DRAW
 
@@ -307,7 +308,12 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     args = {"data": data, "cfg": cfg, "costs": costs, "buffers": buffers, "crit": crit,
             "iparams": ip, "fparams": fp, "work": work, "kid_lo": kid_lo, "kid_hi": kid_hi,
             "absolute": np.zeros(0) if absolute else None}
-    return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
+    if prm.max_leaf_nodes > 0:
+        return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
+    frame = args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64),
+                                                   False)
+    with signatures_beside(grow_depth_first, frame, lambda: later_kernels(frame)):
+        return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
 
 
 def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
@@ -344,13 +350,12 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     ``parallel=False`` keeps each node on one thread (trees grown side by side)."""
     import numba
 
-    from .._compiling import signatures_beside
     from .grow_hist import (
         HIST_POOL_BYTES,
         grow_hist_best_first,
         grow_hist_depth_first,
-        threaded_kernels,
     )
+    from .grow_hist import later_kernels as later_hist_kernels
 
     bins, lay, luts, lutoff, edges = binned
     n = bins.shape[0]
@@ -415,8 +420,9 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
             "buffers": buffers, "kid_lo": kid_lo, "kid_hi": kid_hi, "kid_slot": kid_slot,
             "need": need, "absolute": np.zeros(0) if absolute else None,
             "classification": not is_reg, "weighted": weighted, "sq": need_sq}
-    jobs = threaded_kernels(args | _node_table(prm, 1, True)) if large else []
-    with signatures_beside(jobs):
+    frame = args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), True)
+    top = grow_hist_best_first if prm.max_leaf_nodes > 0 else grow_hist_depth_first
+    with signatures_beside(top, frame, lambda: later_hist_kernels(frame)):
         return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
 
 

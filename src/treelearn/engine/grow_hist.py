@@ -1063,19 +1063,32 @@ def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node,
     return bufs, cats, kids, heap
 
 
-def threaded_kernels(values: dict) -> list[tuple]:
-    """The threaded steps of a large fit (:func:`_process_large`, :func:`_children_large`)
-    with the signatures the growers call them with, given the growers' arguments and node
-    tables by parameter name (``values``), for
-    :func:`treelearn._compiling.signatures_beside`: the growers type them last."""
+def later_kernels(values: dict) -> list[tuple]:
+    """The kernels the growers type after the node search, with the signatures they call
+    them with, given their arguments, node tables and frontier by parameter name
+    (``values``: a ``stack`` for depth-first growth), for
+    :func:`treelearn._compiling.signatures_beside`, in the order a background process should
+    compile them to be ready in time: the split; in a fit with the threads' buffers
+    (``tcounts``) the threaded steps, which the growers type last (17 s of a large fit's
+    63 s on an empty cache); the children's histograms, the tables grown and a fractional
+    split's retry."""
     from numba import types
 
     from .._compiling import signature
 
+    cfg = values["cfg"]
+    values = values | {"n_levels": cfg[2], "extras": cfg[4]}
     scalars = dict.fromkeys(("d", "node", "lo", "hi", "depth", "nconst", "slot", "arena_top",
-                             "k", "n_parent"), types.int64)
-    return [(kernel, signature(kernel, values, scalars))
-            for kernel in (_process_large, _children_large)]
+                             "k", "n_parent", "codes_max", "kmax"), types.int64)
+    scalars |= dict.fromkeys(("wn", "imp"), types.float64)
+    # a node's split on one thread (the serial path's, also in a fit with threads)
+    kernels = [(split_rows, values | {"tcounts": None})]
+    if values["tcounts"] is not None:
+        kernels += [(_process_large, values), (_children_large, values)]
+    kernels.append((_children_serial, values))
+    if "stack" in values:  # depth-first growth
+        kernels += [(kernel, values) for kernel in (_settle, room_depth_first, _split_again)]
+    return [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
 
 
 __all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES", "G_NODES",
