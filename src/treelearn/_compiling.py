@@ -24,10 +24,11 @@ gives today's figures). Two things make that wait visible and avoidable:
   (``treelearn compile``: 329 s -> 214 s on this machine), and :func:`compiled_beside` lets a
   program that will need a second specialisation (``treelearn demo``: a categorical table,
   then numbers) compile it in a background process meanwhile (demo's first run 136 s -> 73 s).
-  :func:`signatures_beside` does the same for single kernels a grower types last: the
-  histogram grower's threaded steps, which a fit of 80,000 row-features or more compiles
-  after everything else (a first ``splitter="hist"`` fit on 100,000 x 10, whole process:
-  54-67 s -> 42-43 s).
+  :func:`signatures_beside` does the same for the kernels a grower types last, which wait
+  for all the others: the exact and histogram growers' split, children and table growth,
+  and the histogram grower's threaded steps, which a fit of 80,000 row-features or more
+  compiles (empty cache, whole process, one run each: first numeric fit 17.8 s -> 12.7 s,
+  first hist fit on 100,000 x 10 53.2 s -> 39.1 s; the README has the table).
 
 Why not compile ahead of time at install: Numba's AOT module (``numba.pycc``) is deprecated
 and takes no overloads or parallel loops, which the kernels use; the measured compile time and
@@ -54,9 +55,11 @@ __all__ = ["cache_location", "compile_kernels", "compile_notice"]
 #: machine; fresh process), by the kernel that starts the compilation; a faster machine
 #: takes less. The notice quotes them; other kernels compile in a few seconds.
 TYPICAL_SECONDS = {
-    "grow_depth_first": 45,  # exact splitter, plain numeric fit (35-45 s measured)
+    # exact splitter, plain numeric fit: 35-45 s measured on a slow day; 0.7 of it since the
+    # late kernels compile beside it (signatures_beside)
+    "grow_depth_first": 30,
     "grow_best_first": 45,
-    "grow_hist_depth_first": 75,  # histogram splitter, alone (65-85 s; ~60 s after exact)
+    "grow_hist_depth_first": 65,  # histogram splitter, alone (65-85 s; 0.88 of it since)
     "grow_hist_best_first": 75,
     "grow_sparse_depth_first": 40,  # sparse rows (38 s measured)
     "grow_sparse_best_first": 40,

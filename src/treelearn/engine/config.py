@@ -109,6 +109,14 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # hist fit: 97 kernels, 85 s of compilation in its grower, to 71 and 65 s. Inlining the random
 # draw's helpers as well measured no gain (34.5 s against 35.3 s, within the noise: Numba's
 # IR inlining retypes a nested helper at each call site), so they stay separate kernels.
+# Both cores (2026-11-27, empty cache, whole process, one run each): Numba compiles one kernel
+# at a time in a process, and a grower types its callees in source order, so the kernels it
+# calls after the node search (split, children, table growth; the histogram grower's threaded
+# steps in fits of 80,000 row-features or more) waited for the search's long chain while the
+# second core idled. ``treelearn._compiling.signatures_beside`` compiles them in a background
+# process from signatures derived from the fit's arguments, and the fit loads them from the
+# cache: first numeric fit 17.8 -> 12.7 s, hist 33.3 -> 29.5 s, hist on 100k rows
+# 53.2 -> 39.1 s. The search chain itself cannot be split so: the fit needs it first.
 if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
     noref = njit
     tiny = partial(numba.njit, cache=True, nogil=True, inline="always")
