@@ -574,8 +574,8 @@ def signatures_beside(top: Any, values: dict[str, Any],
 
     todo = []
     key = (top, _kinds(values))
-    if key not in _checked and _beside_allowed():
-        _checked.add(key)
+    if key not in _looked_at and _beside_allowed():
+        _looked_at.add(key)
         if signature(top, values, {}) not in top.overloads:
             todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs()
                     if not _compiled(k, sig)]
@@ -598,7 +598,7 @@ def signatures_beside(top: Any, values: dict[str, Any],
 
 
 #: ``(grower, _kinds(values))`` that :func:`signatures_beside` has looked at in this process.
-_checked: set[tuple[Any, Any]] = set()
+_looked_at: set[tuple[Any, Any]] = set()
 
 
 def _kinds(value: Any) -> Any:
