@@ -524,7 +524,8 @@ def signature(kernel: Any, values: dict[str, Any], scalars: dict[str, Any]) -> t
     import numba
 
     sig = []
-    for name in inspect.signature(kernel.py_func).parameters:
+    # a plain function without the compiler (NUMBA_DISABLE_JIT)
+    for name in inspect.signature(getattr(kernel, "py_func", kernel)).parameters:
         if name in values:
             sig.append(numba.typeof(values[name]))
         elif name in scalars:
