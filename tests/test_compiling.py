@@ -228,14 +228,16 @@ def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypat
     started = _record_popen(monkeypatch)
     # as "grower", a kernel this process has not compiled for these values
     unseen = {"n_levels": np.zeros(1, dtype=np.int16)}
-    with _compiling.signatures_beside(max_levels, unseen, lambda: [(max_levels, sig)]):
+    with _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
+                                      lambda values: [(max_levels, sig)]):
         assert len(started) == 1 or _in_cache_index(max_levels, sig)  # an earlier run's
         deadline = time.monotonic() + 120
         while not _in_cache_index(max_levels, sig) and time.monotonic() < deadline:
             assert not started or started[0].poll() in (None, 0)
             time.sleep(0.2)
     assert _in_cache_index(max_levels, sig)
-    with _compiling.signatures_beside(max_levels, unseen, lambda: [(max_levels, sig)]):
+    with _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
+                                      lambda values: [(max_levels, sig)]):
         pass
     assert len(started) <= 1  # compiled: nothing started for it again
 
@@ -256,10 +258,15 @@ def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch, case)
     if case == "another running":
         monkeypatch.setattr(_compiling, "_running", {"a process"})
 
-    def jobs():
+    def jobs(values):
         raise AssertionError("computed")
 
-    with _compiling.signatures_beside(max_levels, values, jobs):
+    def frame():
+        if case != "grower compiled":
+            raise AssertionError("built")
+        return values
+
+    with _compiling.signatures_beside(max_levels, values, frame, jobs):
         pass
     assert started == []
 
@@ -287,8 +294,8 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
 
     jobs = []
 
-    def record(top, values, given):
-        jobs.extend(given())
+    def record(top, args, frame, given):
+        jobs.extend(given(frame()))
         return contextlib.nullcontext()
 
     monkeypatch.setattr(fit, "signatures_beside", record)

@@ -514,22 +514,26 @@ def compiled_beside(target: str) -> Iterator[None]:
         _stop(proc)
 
 
-def signature(kernel: Any, values: dict[str, Any], scalars: dict[str, Any]) -> tuple:
+def signature(kernel: Any, values: dict[str, Any], scalars: dict[str, Any] | None = None
+              ) -> tuple:
     """The Numba signature of a call of ``kernel`` whose parameters take ``values`` (typed as
     Numba types them) or, for the scalars a kernel computes itself, the Numba types of
-    ``scalars``; a parameter in neither is a ``KeyError`` naming it (the caller's list has
-    fallen behind the kernel)."""
+    ``scalars`` (by default the engine's, :data:`treelearn.engine.nodes.SCALAR_TYPES`); a
+    parameter in neither is a ``KeyError`` naming it (the caller's list has fallen behind the
+    kernel)."""
     import inspect
 
     import numba
 
+    if scalars is None:
+        from .engine.nodes import SCALAR_TYPES as scalars
     sig = []
     # a plain function without the compiler (NUMBA_DISABLE_JIT)
     for name in inspect.signature(getattr(kernel, "py_func", kernel)).parameters:
         if name in values:
             sig.append(numba.typeof(values[name]))
         elif name in scalars:
-            sig.append(scalars[name])
+            sig.append(getattr(numba.types, scalars[name]))
         else:
             raise KeyError(f"no value or type for parameter {name!r} of {kernel.__name__}")
     return tuple(sig)
@@ -538,47 +542,45 @@ def signature(kernel: Any, values: dict[str, Any], scalars: dict[str, Any]) -> t
 def _compiled(kernel: Any, sig: tuple) -> bool:
     """Whether ``kernel`` holds ``sig`` compiled, in memory or in Numba's cache (an index
     that cannot be read counts as compiled: nothing is started for it)."""
-    if sig in kernel.overloads or (kernel, sig) in _seen_compiled:
+    if sig in kernel.overloads:
         return True
     try:
         cache = kernel._cache
-        key = cache._index_key(sig, kernel.targetctx.codegen())
-        found = key in cache._cache_file._load_index()
+        return cache._index_key(sig, kernel.targetctx.codegen()) in (
+            cache._cache_file._load_index())
     except Exception:  # Numba's private cache API moved: start nothing
         return True
-    if found:
-        _seen_compiled.add((kernel, sig))
-    return found
-
-
-#: ``(kernel, signature)`` found in Numba's cache by :func:`_compiled` (read once a process).
-_seen_compiled: set[tuple[Any, tuple]] = set()
 
 
 @contextmanager
-def signatures_beside(top: Any, values: dict[str, Any],
-                      jobs: Callable[[], Iterable[tuple[Any, tuple]]]) -> Iterator[None]:
-    """Compile each ``(kernel, signature)`` of ``jobs()`` that is neither loaded nor cached
-    in a background process while the ``with`` block runs (see :func:`compiled_beside`).
+def signatures_beside(top: Any, args: dict[str, Any], frame: Callable[[], dict[str, Any]],
+                      jobs: Callable[[dict[str, Any]], Iterable[tuple[Any, tuple]]]
+                      ) -> Iterator[None]:
+    """Compile each ``(kernel, signature)`` of ``jobs(frame())`` that is neither loaded nor
+    cached in a background process while the ``with`` block runs (see
+    :func:`compiled_beside`).
 
     For the kernels a grower (``top``) comes to late: it compiles its callees in the order
     it types them, so the kernels typed last (the exact grower's split and table growth:
     about 6 s of a first fit's 19 s of compilation; the histogram grower's threaded steps,
     which only fits of 80,000 row-features or more compile: 17 s of 63 s) wait for all the
     others, while another core could compile them; this process then loads them from the
-    cache. ``values``: the grower's arguments by parameter name; nothing more is computed
-    once ``top`` has been compiled or loaded for them in this process (a later fit's cost is
-    typing its arguments, ~0.1 ms), and nothing is started under the conditions of
-    :func:`compiled_beside` or when every signature is cached."""
+    cache. ``args``: the fit's arguments by name, which tell the grower's specialisations
+    apart; ``frame()``: all of the grower's parameters by name (the arguments and the node
+    tables a fit allocates), built only on the first fit of a specialisation in this process
+    (later fits pay for typing ``args`` cheaply, ~0.05 ms). Nothing is started under the
+    conditions of :func:`compiled_beside`, when ``top`` is already compiled for the frame,
+    or when every signature is cached."""
     import pickle
     import subprocess
 
     todo = []
-    key = (top, _kinds(values))
+    key = (top, _kinds(args))
     if key not in _looked_at and _beside_allowed():
         _looked_at.add(key)
+        values = frame()
         if signature(top, values, {}) not in top.overloads:
-            todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs()
+            todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs(values)
                     if not _compiled(k, sig)]
     proc = None
     if todo:
@@ -598,7 +600,7 @@ def signatures_beside(top: Any, values: dict[str, Any],
         _stop(proc)
 
 
-#: ``(grower, _kinds(values))`` that :func:`signatures_beside` has looked at in this process.
+#: ``(grower, _kinds(args))`` that :func:`signatures_beside` has looked at in this process.
 _looked_at: set[tuple[Any, Any]] = set()
 
 

@@ -210,6 +210,12 @@ def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
     return {"stack": stack}
 
 
+def _frame(args: dict, prm: GrowParams, kids: bool) -> dict:
+    """All the parameters of a layout's node loop by name: its arguments, a one-row node
+    table and the frontier (for :func:`treelearn._compiling.signatures_beside`)."""
+    return args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), kids)
+
+
 def _grow(kernels: tuple, args: dict, layout: tuple[str, ...], prm: GrowParams, n: int,
           p: int, cats: bool = True, kids: bool = True) -> Tree:
     """Grow a tree with a layout's compiled node loop, ``kernels = (depth_first,
@@ -310,9 +316,8 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
             "absolute": np.zeros(0) if absolute else None}
     if prm.max_leaf_nodes > 0:
         return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
-    frame = args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64),
-                                                   False)
-    with signatures_beside(grow_depth_first, frame, lambda: later_kernels(frame)):
+    with signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
+                           later_kernels):
         return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
 
 
@@ -420,9 +425,8 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
             "buffers": buffers, "kid_lo": kid_lo, "kid_hi": kid_hi, "kid_slot": kid_slot,
             "need": need, "absolute": np.zeros(0) if absolute else None,
             "classification": not is_reg, "weighted": weighted, "sq": need_sq}
-    frame = args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), True)
     top = grow_hist_best_first if prm.max_leaf_nodes > 0 else grow_hist_depth_first
-    with signatures_beside(top, frame, lambda: later_hist_kernels(frame)):
+    with signatures_beside(top, args, lambda: _frame(args, prm, True), later_hist_kernels):
         return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
 
 

@@ -666,17 +666,12 @@ def later_kernels(values: dict) -> list[tuple]:
     children pushed, the tables and lists grown), with the signatures it calls them with,
     given its arguments by parameter name (``values``), for
     :func:`treelearn._compiling.signatures_beside`."""
-    from numba import types
-
     from .._compiling import signature
 
     cfg = values["cfg"]
     values = values | {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3],
                        "lut": np.zeros(0, dtype=np.int64)}
-    scalars = dict.fromkeys(("node", "lo", "hi", "arena_top", "depth", "k", "n_total",
-                             "codes_max", "kmax"), types.int64)
-    scalars |= dict.fromkeys(("wn", "imp"), types.float64)
-    return [(kernel, signature(kernel, values, scalars))
+    return [(kernel, signature(kernel, values))
             for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
 
 

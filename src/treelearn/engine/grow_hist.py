@@ -1072,15 +1072,10 @@ def later_kernels(values: dict) -> list[tuple]:
     (``tcounts``) the threaded steps, which the growers type last (17 s of a large fit's
     63 s on an empty cache); the children's histograms, the tables grown and a fractional
     split's retry."""
-    from numba import types
-
     from .._compiling import signature
 
     cfg = values["cfg"]
     values = values | {"n_levels": cfg[2], "extras": cfg[4]}
-    scalars = dict.fromkeys(("d", "node", "lo", "hi", "depth", "nconst", "slot", "arena_top",
-                             "k", "n_parent", "codes_max", "kmax"), types.int64)
-    scalars |= dict.fromkeys(("wn", "imp"), types.float64)
     # a node's split on one thread (the serial path's, also in a fit with threads)
     kernels = [(split_rows, values | {"tcounts": None})]
     if values["tcounts"] is not None:
@@ -1088,7 +1083,7 @@ def later_kernels(values: dict) -> list[tuple]:
     kernels.append((_children_serial, values))
     if "stack" in values:  # depth-first growth
         kernels += [(kernel, values) for kernel in (_settle, room_depth_first, _split_again)]
-    return [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
+    return [(kernel, signature(kernel, given)) for kernel, given in kernels]
 
 
 __all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES", "G_NODES",

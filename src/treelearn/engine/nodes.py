@@ -34,6 +34,13 @@ N_ICOLS = 16
 T_THRESHOLD, T_IMPURITY, T_WEIGHT, T_IMPROVEMENT = range(4)
 N_FCOLS = 4
 
+# The Numba types of the scalars the node loops compute and pass to their kernels, by
+# parameter name (every loop uses these names for them): what lets
+# treelearn._compiling.signature derive a kernel's signature before the loop calls it.
+SCALAR_TYPES = dict.fromkeys(
+    ("node", "lo", "hi", "depth", "k", "d", "nconst", "slot", "arena_top", "n_total",
+     "n_parent", "codes_max", "kmax"), "int64") | dict.fromkeys(("wn", "imp"), "float64")
+
 # Integer parameters, in this order, in the ``iparams`` array.
 (P_MAX_DEPTH, P_MIN_SPLIT, P_MIN_LEAF, P_MAX_FEATURES, P_MAX_LEAF_NODES, P_RANDOM, P_SEED,
  P_MODE, P_MULTIWAY, P_COST_MODE, P_MIN_COUNT, P_SELECTION, P_AVERAGE_GAIN, P_PENALTY,
