@@ -28,7 +28,7 @@ from numba import types
 from numba.extending import overload
 
 from .abserr import abs_node, search_feature_abs
-from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
+from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
 from .criteria import (
     ENTROPY,
     GAIN_RATIO,
@@ -206,6 +206,7 @@ def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, cri
 
 
 @noref
+@driver
 def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
                 absolute, extras):
     """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
@@ -582,6 +583,7 @@ def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
 
 
 @noref
+@driver
 def _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, kid_lo,
                    kid_hi, work, n_codes, lut):
     """After a node's split into ``k`` branches (0: a leaf): its level map stored and its
@@ -596,6 +598,7 @@ def _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, 
 
 
 @noref
+@driver
 def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
                      fparams, work, kid_lo, kid_hi, absolute, lut):
     """The depth-first node loop compiled without reference counting (see
@@ -629,6 +632,7 @@ def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
 
 
 @njit
+@driver
 def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
                      fparams, work, kid_lo, kid_hi, absolute):
     """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
@@ -676,6 +680,7 @@ def later_kernels(values: dict) -> list[tuple]:
 
 
 @njit
+@driver
 def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, iparams,
                     fparams, work, kid_lo, kid_hi, absolute):
     """Best-first growth up to ``max_leaf_nodes`` leaves (a multiway split adds ``k - 1``),
@@ -722,6 +727,7 @@ def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs,
 
 
 @njit
+@driver
 def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, lo, hi,
                      depth, crit, iparams, fparams, work, kid_lo, kid_hi, absolute):
     """Open, search and split a new node of best-first growth and put it on the heap (leaves

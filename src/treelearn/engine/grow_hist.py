@@ -38,7 +38,7 @@ from numba import types
 from numba.extending import overload
 
 from .abserr import abs_rows, search_rows_abs
-from .config import EPSILON, PARALLEL_MIN_WORK, njit, noref, tiny
+from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
 from .criteria import (
     ENTROPY,
     GAIN_RATIO,
@@ -396,14 +396,14 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     usable = _summary_opt(cfg[3], st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
                           iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
                           fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
-                          fparams[P_SMOOTH], fmap, n_codes[f], out)
+                          fparams[P_SMOOTH], fmap, n_codes[f], out, cfg[4])
     if out[R_SCORE] > -np.inf and out[R_KIND] == KIND_NUMERIC:
         out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
     return usable
 
 
 def _summary_opt(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
-                 min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out):
+                 min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras):
     # Run as such only with NUMBA_DISABLE_JIT; compiled kernels use the overload below.
     return search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
                           min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
@@ -411,23 +411,25 @@ def _summary_opt(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, m
 
 @overload(_summary_opt)
 def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
-                      min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out):
+                      min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out,
+                      extras):
     # ``levels`` (``cfg[3]``) is None when no column is categorical: only the numeric summary
     # search is compiled (first hist fit on 5,000 x 10 numbers, empty cache: see config.py),
     # as in ``grow_exact._levels_opt``.
     if isinstance(levels, types.NoneType):
         return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
-                min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out:
+                min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras:
                 search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
-                                       min_wleaf, need_real, out))
+                                       min_wleaf, need_real, out, extras))
     return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
-            min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out:
+            min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras:
             search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
                            min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes,
                            out))
 
 
 @noref
+@driver
 def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, costs, wn, imp,
                      crit, iparams, fparams, work, absolute, classification, weighted, sq,
                      extras):
@@ -670,6 +672,7 @@ def _rows1(a, cap):
 
 
 @njit
+@driver
 def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
              nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
              buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
@@ -712,6 +715,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
 
 
 @noref
+@driver
 def _process_serial(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
                     free, nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
                     kid_lo, kid_hi, absolute, classification, weighted, sq):
@@ -724,6 +728,7 @@ def _process_serial(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, 
 
 
 @njit
+@driver
 def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
           nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
           kid_lo, kid_hi, absolute, classification, weighted, sq, p):
@@ -776,6 +781,7 @@ def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fp
 
 
 @njit
+@driver
 def _process_large(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
                    free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
                    work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
@@ -790,6 +796,7 @@ def _process_large(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, a
 
 
 @njit
+@driver
 def _children_large(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
                     kid_slot, n_parent):
     """:func:`children_hists` on all threads (see :func:`_process_large`)."""
@@ -799,6 +806,7 @@ def _children_large(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, l
 
 
 @noref
+@driver
 def _children_serial(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
                      kid_slot, n_parent):
     """:func:`children_hists` of a small parent: one thread, no reference counting."""
@@ -837,6 +845,7 @@ def _may_split(n, depth, iparams):
 
 
 @noref
+@driver
 def _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work, n_levels,
             luts, lutoff):
     """After a node's split into ``k`` branches (0: a leaf): its level map stored, and which
@@ -852,6 +861,7 @@ def _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, wor
 
 
 @noref
+@driver
 def _push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid_slot):
     for b in range(k - 1, -1, -1):
         push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
@@ -859,6 +869,7 @@ def _push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, ki
 
 
 @noref
+@driver
 def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack, gs,
                      pool, free, nfree, threads, crit, iparams, fparams, work, buffers, kid_lo,
                      kid_hi, kid_slot, need, absolute, classification, weighted, sq):
@@ -902,6 +913,7 @@ def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cat
 
 
 @njit
+@driver
 def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack,
                           gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams, work,
                           buffers, kid_lo, kid_hi, kid_slot, need, absolute, classification,
@@ -967,6 +979,7 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
 
 
 @njit
+@driver
 def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids,
                          heap, gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams,
                          work, buffers, kid_lo, kid_hi, kid_slot, need, absolute,
@@ -1031,6 +1044,7 @@ def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv,
 
 
 @njit
+@driver
 def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, depth,
                      slot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit,
                      iparams, fparams, work, buffers, kid_lo, kid_hi, absolute, classification,

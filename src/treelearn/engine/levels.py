@@ -342,14 +342,16 @@ def _zero_row(st, dst):
 
 @noref
 def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
-               out):
+               out, extras):
     """Best cut of the summary entries ``0..u-1`` taken in the order ``iw[I_ORDER]``.
 
     Entry ``e`` has statistics ``st[SR_ENTRIES + e]``, weight ``ws[W_UW, e]`` and count
     ``iw[I_UN, e]``; the missing rows ``st[SR_MISS]``, ``mw`` and ``mn``. With
     ``learn_missing`` the missing rows go right (every cut, then "all known left, missing
     right"), then left (every cut), scikit-learn's order. Under ``c45`` the score is C4.5's
-    (:func:`c45_score` with ``mw`` unknown) and the children must also weigh ``min_leaf``.
+    (:func:`c45_score` with ``mw`` unknown) and the children must also weigh ``min_leaf``;
+    ``extras`` None (:func:`treelearn.engine.fit.fit_extras`: never under ``c45``) leaves
+    C4.5's scoring uncompiled.
 
     Writes ``out[0]`` the score (-inf: no valid cut), ``out[1]`` the cut ``j`` (the left side
     holds ``order[:j + 1]``; ``j == u - 1`` is the missing-alone split), ``out[2]`` 1 if the
@@ -402,7 +404,7 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
             tries += 1
             for s in range(S):
                 st[SR_RIGHT, s] = st[SR_TOTAL, s] - st[SR_LEFT, s]
-            if c45:
+            if extras is not None and c45:
                 for s in range(S):
                     st[SR_PAIR, s] = st[SR_LEFT, s]
                     st[SR_PAIR + 1, s] = st[SR_RIGHT, s]
@@ -592,7 +594,7 @@ def search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiwa
     """
     if not categorical:
         return search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
-                                      min_wleaf, need_real, out)
+                                      min_wleaf, need_real, out, np.bool_(True))
     return search_summary_levels(st, ws, iw, u, mw, mn, crit, pimp, mode, multiway, min_leaf,
                                   min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
 
@@ -623,10 +625,12 @@ def _summary_start(st, ws, iw, u, mw, mn, categorical, mode, out):
 
 @noref
 def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, min_wleaf,
-                           need_real, out):
+                           need_real, out, extras):
     """:func:`search_summary` for a numeric feature: the best cut between consecutive
     entries. Compiled alone where no column is categorical, so that such fits do not compile
-    the category search (see ``engine/config.py`` on compile time)."""
+    the category search (see ``engine/config.py`` on compile time), and with ``extras`` None
+    (:func:`treelearn.engine.fit.fit_extras`: no C4.5 scoring, no real scores asked) without
+    C4.5's scoring either."""
     ok, imp_e, mw, mn = _summary_start(st, ws, iw, u, mw, mn, False, mode, out)
     if not ok:
         return False
@@ -638,7 +642,7 @@ def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, mi
     c45 = known_mode(mode)
     res = ws[W_RES]
     scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
-               res)
+               res, extras)
     sc = res[0]
     j = int(res[1])
     ml = res[2] > 0.0
@@ -670,7 +674,7 @@ def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, mi
     ucode = iw[I_UCODE]
     out[R_LO] = ucode[j]
     out[R_HI] = ucode[j + 1] if j + 1 < u else -1
-    if need_real:
+    if extras is not None and need_real:
         _real_two(st, ws, iw, u, crit, pimp, c45, mw if c45 else 0.0, learn_missing, ml, mw,
                   out)
     return True
@@ -813,7 +817,7 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
     if concave and (not classification or S == 2):
         _order_by(st, ws, iw, E, 0 if not classification else 1, smooth)
         scan_order(st, ws, iw, E, mw_c45, np.int64(0), np.bool_(False), crit, pimp, min_leaf,
-                   min_wleaf, c45, res)
+                   min_wleaf, c45, res, np.bool_(True))
         sc = res[0]
         j = int(res[1])
         order = iw[I_ORDER]
@@ -828,7 +832,7 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
         for cls in range(S):
             _order_by(st, ws, iw, E, cls, smooth)
             scan_order(st, ws, iw, E, mw_c45, np.int64(0), np.bool_(False), crit, pimp,
-                       min_leaf, min_wleaf, c45, res)
+                       min_leaf, min_wleaf, c45, res, np.bool_(True))
             if res[0] > sc:
                 sc = res[0]
                 j = int(res[1])

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
+from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
 from .exact import search_numeric
 from .levels import MISSING_LEARN, R_MB, R_SCORE, R_THR, keep_best
 from .nodes import (
@@ -367,6 +367,7 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
 
 
 @noref
+@driver
 def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams, work,
                      extras):
     """The depth-first node loop, compiled without reference counting (each node's kernels
@@ -390,6 +391,7 @@ def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, f
 
 
 @njit
+@driver
 def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
                             work, extras):
     """Depth-first growth (scikit-learn's order and numbering), one chunk of work:
