@@ -438,90 +438,64 @@ def _cut_pair(ustats, uw, order, j, u, mstats, mw, miss_left, miss_right, pair, 
 @njit
 def scan_order(order, u, ustats, uw, un, mstats, mw, mn, learn_missing, crit, pimp, min_leaf,
                min_wleaf, c45):
-    """Best cut of codes taken in ``order`` (numeric: ascending; categorical: by the ordering).
+    """Best cut of codes taken in ``order`` (numeric: ascending; categorical: by the ordering),
+    by brute force: every candidate's children summed from scratch and scored.
 
-    With ``learn_missing`` the missing rows go right (every cut, then "all known left, missing
-    right"), then left (every cut), scikit-learn's order. Returns ``(score, j, miss_left)``:
-    the left child holds ``order[:j + 1]``; ``j == u - 1`` is the missing-alone split.
-    ``score == -inf`` when no cut is valid.
+    The candidates, in scikit-learn's order: with ``learn_missing`` the missing rows go right
+    (every cut, then "all known left, missing right"), then left (every cut); else every cut
+    with no missing rows. A candidate is valid when both children hold ``min_leaf`` rows,
+    ``min_wleaf`` weight and some weight (under ``c45`` also ``min_leaf`` of weight, with
+    C4.5's slack); the first best score wins. Returns ``(score, j, miss_left)``: the left
+    child holds ``order[:j + 1]``; ``j == u - 1`` is the missing-alone split. ``score ==
+    -inf`` when no cut is valid. (A child's sums start from the missing rows and add the
+    codes in order, the right child is the parent minus the left, as in the engine, so that
+    equal candidates round equally.)
     """
     S = ustats.shape[1]
-    left = np.zeros(S)
-    right = np.empty(S)
-    pair = np.empty((2, S))
-    pw = np.empty(2)
     total = np.zeros(S)
     wtot = 0.0
     ntot = 0
     for q in range(u):
-        c = order[q]
         for s in range(S):
-            total[s] += ustats[c, s]
-        wtot += uw[c]
-        ntot += un[c]
+            total[s] += ustats[order[q], s]
+        wtot += uw[order[q]]
+        ntot += un[order[q]]
     if learn_missing:
         for s in range(S):
             total[s] += mstats[s]
+        wtot += mw
+        ntot += mn
+    pair = np.empty((2, S))
+    pw = np.empty(2)
     best = -np.inf
     best_j = -1
     best_ml = False
-    n_pass = 2 if learn_missing else 1
-    for p in range(n_pass):
+    for p in range(2 if learn_missing else 1):
         ml = p == 1
-        for s in range(S):
-            left[s] = mstats[s] if ml else 0.0
-        wl = mw if ml else 0.0
-        nl = mn if ml else 0
-        last = u if (learn_missing and not ml) else u - 1
-        for j in range(last):
-            c = order[j]
+        for j in range(u if (learn_missing and not ml and mn > 0) else u - 1):
             for s in range(S):
-                left[s] += ustats[c, s]
-            wl += uw[c]
-            nl += un[c]
-            if j == u - 1 and mn == 0:
-                break
-            wr = wtot + (mw if learn_missing else 0.0) - wl
-            nr = ntot + (mn if learn_missing else 0) - nl
+                pair[0, s] = mstats[s] if ml else 0.0
+            wl = mw if ml else 0.0
+            nl = mn if ml else 0
+            for q in range(j + 1):
+                for s in range(S):
+                    pair[0, s] += ustats[order[q], s]
+                wl += uw[order[q]]
+                nl += un[order[q]]
+            for s in range(S):
+                pair[1, s] = total[s] - pair[0, s]
+            wr = wtot - wl
+            nr = ntot - nl
             if c45 and (wl < min_leaf * C45_SLACK or wr < min_leaf * C45_SLACK):
                 continue
-            if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+            if min(nl, nr) < min_leaf or min(wl, wr) < min_wleaf or min(wl, wr) <= 0.0:
                 continue
-            if wl <= 0.0 or wr <= 0.0:
-                continue
-            for s in range(S):
-                right[s] = total[s] - left[s]
+            pw[0] = wl
+            pw[1] = wr
             if c45:
-                for s in range(S):
-                    pair[0, s] = left[s]
-                    pair[1, s] = right[s]
-                pw[0] = wl
-                pw[1] = wr
                 sc = c45_score(pair, pw, 2, crit, mw)
-            elif crit == GINI:
-                # split_proxy written out (same operations, so the same rounding): a call per
-                # candidate costs more than the formula
-                sq_l = 0.0
-                sq_r = 0.0
-                for s in range(S):
-                    sq_l += left[s] * left[s]
-                    sq_r += right[s] * right[s]
-                sc = -wr * (1.0 - sq_r / (wr * wr)) - wl * (1.0 - sq_l / (wl * wl))
-            elif crit == SQUARED_ERROR:
-                sc = left[0] * left[0] / wl + right[0] * right[0] / wr
-            elif crit == ENTROPY:
-                h_l = 0.0
-                h_r = 0.0
-                for s in range(S):
-                    if left[s] > 0.0:
-                        q = left[s] / wl
-                        h_l -= q * (math.log(q) / LN2)
-                    if right[s] > 0.0:
-                        q = right[s] / wr
-                        h_r -= q * (math.log(q) / LN2)
-                sc = -wr * h_r - wl * h_l
             else:
-                sc = split_proxy(left, right, wl, wr, crit, pimp)
+                sc = split_proxy(pair[0], pair[1], wl, wr, crit, pimp)
             if sc > best:
                 best = sc
                 best_j = j
