@@ -117,16 +117,23 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # process from signatures derived from the fit's arguments, and the fit loads them from the
 # cache: first numeric fit 17.8 -> 12.7 s, hist 33.3 -> 29.5 s, hist on 100k rows
 # 53.2 -> 39.1 s. The search chain itself cannot be split so: the fit needs it first.
-# The drivers at LLVM -O0 (2026-11-27, same fit, empty cache, ``numba:compile`` events and
-# Numba's LLVM pass timings): of the exact grower's 20.4 s of compilation, 8.5 s were LLVM's
-# optimisation and code generation (``NUMBA_OPT=0`` for everything: 11.2 s), and most of it
-# in the top levels of the chain, which optimise again, at -O3, the code of every kernel
-# below them (grow_depth_first alone: 3.6 s). Those levels only orchestrate: they run once
-# per node or per chunk and call the kernels that do the work, already optimised in their
-# own modules. ``driver`` marks them, and :func:`_drivers_at_low_opt` has Numba optimise
-# their modules at -O0 (``TREELEARN_DRIVER_OPT``, default 0; 3 is Numba's own): exact fit
-# 20.4 -> 15.0 s of compilation (-O1: 15.7 s); warm fits unchanged within the noise
-# (200,000-row fully grown regressor, 400,000 nodes: 0.71-0.76 s against 0.73-0.82 s).
+# The drivers at a low LLVM optimisation level (2026-11-27, same fit, empty cache,
+# ``numba:compile`` events and Numba's LLVM pass timings): of the exact grower's 20.4-21.0 s
+# of compilation, 8.5 s were LLVM's optimisation and code generation (``NUMBA_OPT=0`` for
+# everything: 11.2 s), most of it in the top levels of the chain, which optimise again, at
+# -O3, the code of every kernel below them (grow_depth_first alone: 3.6 s). Those levels
+# only orchestrate: they run once per node or per chunk and call the kernels that do the
+# work, already optimised in their own modules. ``driver`` marks them, and
+# :func:`_drivers_at_low_opt` has Numba optimise their modules at -O1
+# (``TREELEARN_DRIVER_OPT``; 3 is Numba's own): exact fit 15.7 s of compilation (-O0:
+# 15.0-16.1 s), first hist fit 53.5 -> 44.9 s at -O0 (this machine's spread between runs
+# is 10-25%). -O0 cost warm fits 10-25% where the per-feature step is small (histogram
+# fits of fully grown trees: flights 0.096 -> 0.116 s, adult 0.0104 -> 0.0129 s); -O1
+# matched -O3 within the noise (0.0945 s, 0.0106 s). Whole first-run processes against the
+# commit before (``bench_coldstart``, one run each; see the README): table 0.80-0.87x, hist
+# 0.73-0.81x, hist on 100k rows 0.80-0.83x, numeric 0.85-1.04x, forest unchanged (the
+# ranked grower's search and partition hold row loops, so only its two loops are drivers;
+# marking them as well measured no first-run gain and 0-14% slower forests).
 
 
 #: ``{library name: mangled-name prefixes}`` of the kernels marked by :func:`driver`.
@@ -143,9 +150,9 @@ def driver(function):
     return function
 
 
-def _driver_level(default: int = 0) -> int | None:
-    """The LLVM optimisation level of the drivers: ``TREELEARN_DRIVER_OPT`` (0 to 3), never
-    above Numba's own (``NUMBA_OPT``); None: leave them to Numba."""
+def _driver_level(default: int = 1) -> int | None:
+    """The LLVM optimisation level of the drivers: ``TREELEARN_DRIVER_OPT`` (0 to 3, default
+    1), never above Numba's own (``NUMBA_OPT``); None: leave them to Numba."""
     try:
         level = int(os.environ.get("TREELEARN_DRIVER_OPT", default))
         return min(level, int(numba.config.OPT)) if 0 <= level < 3 else None
