@@ -218,26 +218,31 @@ def _in_cache_index(kernel, sig) -> bool:
 @pytest.mark.jit_only
 def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypatch):
     """The background process receives the kernel and its Numba signature, compiles it and
-    stores it in the cache this process reads (a signature nothing else uses: the maximum
-    of a uint8 vector)."""
+    stores it in the cache this process reads (signatures nothing else uses: the maximum
+    of a uint8 vector; of a uint16 one, asked for by an enclosing ``beside_also``)."""
     from numba import types as nb
 
     from treelearn.engine.grow_hist import max_levels
 
     sig = (nb.Array(nb.uint8, 1, "C"),)
+    also = (nb.Array(nb.uint16, 1, "C"),)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.delenv("TREELEARN_COMPILE_BESIDE", raising=False)
     started = _record_popen(monkeypatch)
     # as "grower", a kernel this process has not compiled for these values
     unseen = {"n_levels": np.zeros(1, dtype=np.int16)}
-    with _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
-                                      lambda values: [(max_levels, sig)]):
-        assert len(started) == 1 or _in_cache_index(max_levels, sig)  # an earlier run's
+    with _compiling.beside_also(lambda: [(max_levels, also)]), \
+            _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
+                                         lambda values: [(max_levels, sig)]):
+        # an earlier run's cache
+        assert len(started) == 1 or _in_cache_index(max_levels, sig)
         deadline = time.monotonic() + 120
-        while not _in_cache_index(max_levels, sig) and time.monotonic() < deadline:
+        while not (_in_cache_index(max_levels, sig) and _in_cache_index(max_levels, also)) \
+                and time.monotonic() < deadline:
             assert not started or started[0].poll() in (None, 0)
             time.sleep(0.2)
-    assert _in_cache_index(max_levels, sig)
+    assert _in_cache_index(max_levels, sig) and _in_cache_index(max_levels, also)
+    assert _compiling._also == []  # the block's jobs are gone with it
     with _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
                                       lambda values: [(max_levels, sig)]):
         pass
@@ -286,7 +291,8 @@ def test_a_signature_names_the_parameter_it_has_no_type_for():
 
 @pytest.mark.jit_only
 @pytest.mark.parametrize("kind", ["exact classifier", "exact weighted regressor",
-                                  "hist classifier", "hist weighted regressor, best-first"])
+                                  "hist classifier", "hist weighted regressor, best-first",
+                                  "ranked forest", "ranked weighted regressor forest"])
 def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
     """The signatures derived from a fit's arguments (``later_kernels``,
     ``threaded_kernels``) are the ones its grower compiles: the test run compiles nothing
@@ -298,20 +304,38 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
 
     def record(top, args, frame, given):
         jobs.extend(given(frame()))
+        jobs.extend(job for more in _compiling._also for job in more())  # beside_also
         return contextlib.nullcontext()
 
     monkeypatch.setattr(fit, "signatures_beside", record)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12_000, 8))
     splitter = "hist" if kind.startswith("hist") else "best"
-    if "classifier" in kind:
+    if "forest" in kind:  # a few features drawn of many: the ranked grower
+        X = rng.normal(size=(3_000, 30))
+        forest = (tl.ensemble.RandomForestRegressor if "regressor" in kind
+                  else tl.ensemble.RandomForestClassifier)
+        y = X[:, 0] if "regressor" in kind else X[:, 0] > 0
+        forest(n_estimators=1, max_depth=5, max_features="sqrt", random_state=0).fit(
+            X, y, sample_weight=rng.uniform(1, 2, len(X)) if "weighted" in kind else None)
+    elif "classifier" in kind:
         tl.DecisionTreeClassifier(splitter=splitter, max_depth=3).fit(X, X[:, 0] > 0)
     else:
         tl.DecisionTreeRegressor(splitter=splitter, max_leaf_nodes=6 if splitter == "hist"
                                  else None, max_depth=4).fit(
             X, X[:, 0], sample_weight=rng.uniform(1, 2, len(X)))
     names = [k.__name__ for k, _ in jobs]
-    if splitter == "best":
+    if "forest" in kind:  # the trees packed
+        assert names[-3:] == ["binary_records", "class_impurities", "preorder_ids"]
+        names = names[:-3]
+        if "regressor" in kind:  # no class counts to score
+            jobs = [job for job in jobs if job[0].__name__ != "class_impurities"]
+    assert names[-2:] == ["fill_tree_arrays", "node_depths"]  # the tree assembled
+    names = names[:-2]
+    if "forest" in kind:
+        assert names == ["draw_finish", "two_way_improvement", "refused", "record_split",
+                         "grow_rows", "grow_rows"]
+    elif splitter == "best":
         assert names == ["split_node", "_kids_of_exact", "room_depth_first", "_split"]
     else:  # 96,000 row-features: the threaded steps too
         assert names[:4] == ["split_rows", "_process_large", "_children_large",

@@ -13,7 +13,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import treelearn as tl
 from treelearn.engine.columns import presort, subset_sorted
-from treelearn.ensemble._packed import Members, PackedForest, binary_order, round_down_f32
+from treelearn.ensemble._packed import (
+    Members,
+    PackedForest,
+    binary_order,
+    preorder_ids,
+    preorder_stack,
+    round_down_f32,
+)
 
 
 def _classification(n=600, p=8, seed=0):
@@ -280,6 +287,43 @@ def test_binary_order_matches_its_twin(seed):
     binary_order(tree.children_left, tree.children_right, 5, new, order)
     np.testing.assert_array_equal(order, _bfs_twin(tree.children_left, tree.children_right))
     np.testing.assert_array_equal(new[order], 5 + np.arange(tree.node_count))
+
+
+def _preorder_twin(rec, roots):
+    """Plain recursive depth-first numbering of packed records (children ``c`` and ``c + 1``
+    of a split node ``g`` with ``rec[g, 0] = c``; a leaf has ``rec[g, 0] = g``)."""
+    out = {}
+
+    def visit(g, counter):
+        out[g] = counter[0]
+        counter[0] += 1
+        if rec[g, 0] != g:
+            visit(int(rec[g, 0]), counter)
+            visit(int(rec[g, 0]) + 1, counter)
+
+    for root in roots:
+        visit(int(root), [0])
+    return np.array([out[g] for g in range(rec.shape[0])])
+
+
+@given(st.integers(0, 10_000))
+def test_preorder_ids_match_their_twin(seed):
+    """Also on a deep, thin tree (a regression on powers of two: depth 8 on 12 rows),
+    whose walk needs a deep stack."""
+    rng = np.random.default_rng(seed)
+    X, y = _classification(100, 3, seed % 30)
+    trees = [tl.DecisionTreeRegressor(max_depth=int(rng.integers(1, 9)), random_state=k)
+             .fit(X, y + rng.normal(size=y.size)).tree_ for k in range(3)]
+    n = int(rng.integers(2, 20))  # 2 ** 20: the squares' sums stay exact
+    chain = np.zeros((n, 3))
+    chain[:, 0] = np.arange(n)
+    trees.append(tl.DecisionTreeRegressor().fit(chain, 2.0 ** np.arange(n)).tree_)
+    assert trees[-1].max_depth >= n // 2
+    packed = PackedForest(trees[::-1] if seed % 2 else trees)
+    out = np.full(packed.node_count, -1, dtype=np.int32)
+    preorder_ids(packed.records, packed.roots, out,
+                 preorder_stack(packed.roots, packed.node_count))
+    np.testing.assert_array_equal(out, _preorder_twin(packed.records, packed.roots))
 
 
 @given(st.integers(0, 10_000))

@@ -575,20 +575,25 @@ def signatures_beside(top: Any, args: dict[str, Any], frame: Callable[[], dict[s
     import subprocess
 
     todo = []
-    key = (top, _kinds(args))
-    if key not in _looked_at and _beside_allowed():
-        _looked_at.add(key)
-        values = frame()
-        if signature(top, values, {}) not in top.overloads:
-            todo = [(k.py_func.__module__, k.py_func.__name__, sig) for k, sig in jobs(values)
-                    if not _compiled(k, sig)]
     proc = None
-    if todo:
-        code = "from treelearn._compiling import _compile_stdin; _compile_stdin()"
-        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=_child_env())
-        _running.add(proc)
+    key = (top, _kinds(args))
+    # a forest's trees grown on two threads: one of them looks, and starts one process
+    with _beside_lock:
+        if key not in _looked_at and _beside_allowed():
+            _looked_at.add(key)
+            values = frame()
+            if signature(top, values, {}) not in top.overloads:
+                todo = [(k.py_func.__module__, k.py_func.__name__, sig)
+                        for k, sig in [*jobs(values), *(job for more in _also
+                                                         for job in more())]
+                        if not _compiled(k, sig)]
+        if todo:
+            code = "from treelearn._compiling import _compile_stdin; _compile_stdin()"
+            proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=_child_env())
+            _running.add(proc)
+    if proc is not None:
         try:
             proc.stdin.write(pickle.dumps(todo))
             proc.stdin.close()
@@ -600,8 +605,24 @@ def signatures_beside(top: Any, args: dict[str, Any], frame: Callable[[], dict[s
         _stop(proc)
 
 
+@contextmanager
+def beside_also(jobs: Callable[[], Iterable[tuple[Any, tuple]]]) -> Iterator[None]:
+    """While the block runs, :func:`signatures_beside` also compiles the ``(kernel,
+    signature)`` pairs of ``jobs()``: for a caller whose own kernels run after a grower's
+    (a forest's packing of its trees)."""
+    _also.append(jobs)
+    try:
+        yield
+    finally:
+        _also.remove(jobs)
+
+
+#: The ``jobs`` of the :func:`beside_also` blocks running.
+_also: list[Callable[[], Iterable[tuple[Any, tuple]]]] = []
+
 #: ``(grower, _kinds(args))`` that :func:`signatures_beside` has looked at in this process.
 _looked_at: set[tuple[Any, Any]] = set()
+_beside_lock = threading.Lock()
 
 
 def _kinds(value: Any) -> Any:

@@ -24,6 +24,7 @@ scikit-learn, exact 2.7-2.8x). Sparse input keeps its own loop (see :mod:`.spars
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,6 +217,25 @@ def _frame(args: dict, prm: GrowParams, kids: bool) -> dict:
     return args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), kids)
 
 
+def _assembly_kernels(values: dict, cats: bool = True) -> list[tuple]:
+    """The kernels :func:`assemble` calls after the node loop, with the signatures it calls
+    them with, given the loop's parameters by name, for
+    :func:`treelearn._compiling.signatures_beside` (half a second to a second of a first
+    fit, on the critical path after the grower's chain)."""
+    from .._compiling import signature
+    from .._tree import node_depths
+    from .nodes import fill_tree_arrays
+
+    ids = np.zeros(1, dtype=np.intp)
+    given = {"ti": values["ti"], "tf": values["tf"],
+             "cats": values["cats"] if cats else np.zeros(0, dtype=np.int64), "ptr": ids,
+             "cptr": ids, "child": ids, "cat": ids, "ints": np.zeros((5, 1), dtype=np.intp),
+             "floats": np.zeros((3, 1)), "seen": np.zeros(1, dtype=np.bool_),
+             "branch_ptr": ids, "branch_child": ids}
+    return [(kernel, signature(kernel, given, {"count": "int64"}))
+            for kernel in (fill_tree_arrays, node_depths)]
+
+
 def _grow(kernels: tuple, args: dict, layout: tuple[str, ...], prm: GrowParams, n: int,
           p: int, cats: bool = True, kids: bool = True) -> Tree:
     """Grow a tree with a layout's compiled node loop, ``kernels = (depth_first,
@@ -314,10 +334,11 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     args = {"data": data, "cfg": cfg, "costs": costs, "buffers": buffers, "crit": crit,
             "iparams": ip, "fparams": fp, "work": work, "kid_lo": kid_lo, "kid_hi": kid_hi,
             "absolute": np.zeros(0) if absolute else None}
-    if prm.max_leaf_nodes > 0:
-        return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
-    with signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
-                           later_kernels):
+    # the late kernels are derived for depth-first growth only
+    beside = (nullcontext() if prm.max_leaf_nodes > 0 else
+              signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
+                                lambda v: later_kernels(v) + _assembly_kernels(v)))
+    with beside:
         return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
 
 
@@ -403,7 +424,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     kmax = int(max(int(nbins.max()) if p else 1, 2)) + 2
     priv = np.empty((T, btot, H)) if large and not absolute else None
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
-    n_search = np.where(is_cat, nbins, nbins).astype(np.int64)
+    n_search = nbins.astype(np.int64)
     levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
     cfg = (is_cat.astype(np.bool_), n_search, levels, category_search(is_cat),
            fit_extras(prm))
@@ -426,7 +447,8 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
             "need": need, "absolute": np.zeros(0) if absolute else None,
             "classification": not is_reg, "weighted": weighted, "sq": need_sq}
     top = grow_hist_best_first if prm.max_leaf_nodes > 0 else grow_hist_depth_first
-    with signatures_beside(top, args, lambda: _frame(args, prm, True), later_hist_kernels):
+    with signatures_beside(top, args, lambda: _frame(args, prm, True),
+                           lambda v: later_hist_kernels(v) + _assembly_kernels(v)):
         return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
 
 
@@ -485,6 +507,7 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     (:func:`~treelearn.engine.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
     by row id."""
     from .ranked import grow_ranked_depth_first, ranked_buffers
+    from .ranked import later_kernels as later_ranked_kernels
 
     p = ranked[0].shape[0]
     n = samples.shape[0]
@@ -498,4 +521,6 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
             "fparams": fp, "work": work, "extras": fit_extras(prm)}
     # depth-first only (ranked_applies)
-    return _grow((grow_ranked_depth_first, None), args, (), prm, n, p, cats=False)
+    with signatures_beside(grow_ranked_depth_first, args, lambda: _frame(args, prm, False),
+                           lambda v: later_ranked_kernels(v) + _assembly_kernels(v, False)):
+        return _grow((grow_ranked_depth_first, None), args, (), prm, n, p, cats=False)

@@ -408,3 +408,21 @@ def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, ipa
     if gs[G_TOP] == 0:
         gs[G_DONE] = 1
     return ti, tf, tv, stack
+
+
+def later_kernels(values: dict) -> list[tuple]:
+    """The kernels :func:`grow_ranked_depth_first` types after the node search (the
+    constant features kept, the split recorded, the tables grown; the ``tiny`` ones are
+    typed inside their callers), with the signatures it calls them with, given its
+    parameters by name (``values``), for :func:`treelearn._compiling.signatures_beside`."""
+    from .._compiling import signature
+    from .nodes import SCALAR_TYPES
+
+    work = values["work"]
+    given = values | {"draw": work[10], "perm": work[11], "const_feats": work[12]}
+    scalars = SCALAR_TYPES | dict.fromkeys(("f", "mb", "needed"), "int64") | {
+        "thr": "float64", "improvement": "float64", "seen": "boolean"}
+    jobs = [(kernel, signature(kernel, given, scalars))
+            for kernel in (draw_finish, two_way_improvement, refused, record_split)]
+    return jobs + [(grow_rows, signature(grow_rows, {"a": values[name]}, scalars))
+                   for name in ("ti", "tf")]

@@ -41,6 +41,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
+from .._compiling import beside_also
 from .._docs import fits, takes_rows
 from .._estimators import (
     _COMMON_CONSTRAINTS,
@@ -68,6 +69,7 @@ from .._validation import (
 )
 from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ._packed import Members, PackedForest
+from ._packed import later_kernels as packing_kernels
 
 #: Parameters of a forest that are passed to each of its trees.
 TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
@@ -243,10 +245,11 @@ class _BaseEnsemble(BaseEstimator):
             return tree, cols, self._pack_one(tree, cols, p)
 
         old_pack = self._packed_pieces(len(old)) if old else []
-        if threads == 1:
-            grown = [grow(k) for k in range(more)]
-        else:
-            grown = map_threads(grow, range(more), threads)
+        with beside_also(packing_kernels):  # compiled beside the first tree's grower
+            if threads == 1:
+                grown = [grow(k) for k in range(more)]
+            else:
+                grown = map_threads(grow, range(more), threads)
         self.estimators_ = old + [t for t, _, _ in grown]
         if self._uses_subspaces():
             old_cols = list(getattr(self, "estimators_features_", [])) if old else []

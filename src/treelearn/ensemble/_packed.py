@@ -245,11 +245,14 @@ def binary_records(left, right, feats, thr32, missing_branch, missing_seen, star
     return nl
 
 
-@njit
-def preorder_ids(rec_i, roots, total, out):
+# Compiled without allocation (the caller gives the stack): growing its own stack cost a
+# user's first forest 2.1 s of compiling NumPy's allocation and its error messages.
+@noref
+def preorder_ids(rec_i, roots, out, stack):
     """``out[g]``: the preorder number (depth first, left first: the growers' and
-    scikit-learn's numbering of depth-first trees) of packed node ``g`` within its tree."""
-    stack = np.empty(64, dtype=np.int64)
+    scikit-learn's numbering of depth-first trees) of packed node ``g`` within its tree;
+    ``stack``: work of at least the largest tree's node count plus one
+    (:func:`preorder_stack`)."""
     for t in range(roots.shape[0]):
         top = 0
         stack[0] = roots[t]
@@ -261,14 +264,16 @@ def preorder_ids(rec_i, roots, total, out):
             k += 1
             c = rec_i[g, 0]
             if c != g:
-                if top + 3 > stack.shape[0]:
-                    grown = np.empty(2 * stack.shape[0], dtype=np.int64)
-                    grown[:top + 1] = stack[:top + 1]
-                    stack = grown
                 stack[top + 1] = c + 1
                 stack[top + 2] = c
                 top += 2
-    return out
+
+
+def preorder_stack(roots: np.ndarray, total: int) -> np.ndarray:
+    """The work of :func:`preorder_ids` for trees starting at ``roots`` among ``total``
+    packed nodes: a depth-first walk holds at most a tree's node count plus one."""
+    sizes = np.diff(np.append(np.asarray(roots, dtype=np.int64), total))
+    return np.empty(int(sizes.max(initial=0)) + 2, dtype=np.int64)
 
 
 @njit
@@ -284,6 +289,28 @@ def class_impurities(counts, crit, out):
             w += stats[k]
         out[i] = node_impurity(stats, w, crit) if w > 0.0 else 0.0
     return out
+
+
+def later_kernels() -> list[tuple]:
+    """The kernels that pack a forest's grown trees (:class:`PackedForest` of binary numeric
+    trees, stored), with the signatures they are called with, for
+    :func:`treelearn._compiling.beside_also`: a first forest compiles them after its first
+    tree's grower (a second of its first run), while the other core could."""
+    from .._compiling import signature
+
+    ids = np.zeros(1, dtype=np.int64)
+    rec = np.zeros((1, 4), dtype=np.int32)
+    given = {"left": ids, "right": ids, "feats": ids, "thr32": np.zeros(1, dtype=np.float32),
+             "missing_branch": ids, "missing_seen": np.zeros(1, dtype=np.bool_), "rec": rec,
+             "rec_f": rec.view(np.float32), "order_all": ids, "new": ids, "order": ids,
+             "leaves": ids, "counts": np.zeros((1, 2), dtype=np.uint32), "rec_i": rec,
+             "roots": np.zeros(1, dtype=np.int32), "stack": ids}
+    scalars = dict.fromkeys(("start", "n_leaf", "n_inner", "crit"), "int64")
+    return [(binary_records, signature(binary_records, given, scalars)),
+            (class_impurities, signature(class_impurities, given | {"out": np.zeros(1)},
+                                         scalars)),
+            (preorder_ids, signature(preorder_ids,
+                                     given | {"out": np.zeros(1, dtype=np.int32)}, scalars))]
 
 
 def round_down_f32(t: np.ndarray) -> np.ndarray:
@@ -474,8 +501,10 @@ class PackedForest:
 
     # -- storing the trees in the records ------------------------------------------------------
     def _preorder(self) -> np.ndarray:
-        return preorder_ids(self.records, self.roots, self.node_count,
-                            np.empty(self.node_count, dtype=np.int32))
+        out = np.empty(self.node_count, dtype=np.int32)
+        preorder_ids(self.records, self.roots, out,
+                     preorder_stack(self.roots, self.node_count))
+        return out
 
     def _store(self, trees, order_all, crit, verify) -> None:
         """Keep what :meth:`tree` needs besides the records, in the records' order, if every
@@ -534,9 +563,13 @@ class PackedForest:
         b = int(self.roots[k + 1]) if k + 1 < self.n_trees else self.node_count
         rec = self.records[a:b]
         n = b - a
-        pre = (self.original[a:b] if self.original is not None
-               else preorder_ids(self.records, self.roots[k:k + 1], self.node_count,
-                                 np.empty(self.node_count, dtype=np.int32))[a:b])
+        if self.original is not None:
+            pre = self.original[a:b]
+        else:
+            pre = np.empty(self.node_count, dtype=np.int32)
+            preorder_ids(self.records, self.roots[k:k + 1], pre,
+                         np.empty(n + 2, dtype=np.int64))
+            pre = pre[a:b]
         pre = pre.astype(np.intp)
         leaf = rec[:, 3] >= 0
         child = rec[:, 0].astype(np.intp) - a
