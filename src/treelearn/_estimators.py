@@ -1200,3 +1200,8 @@ class M5Regressor(DecisionTreeRegressor):
                                                     "linear_leaves": True,
                                                     "prune": "m5",
                                                     "missing": "m5"})
+
+
+#: The tree estimators (and what a model file may hold of them: :data:`treelearn.io.ESTIMATORS`).
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "ID3Classifier", "C45Classifier",
+           "CARTClassifier", "CARTRegressor", "M5Regressor"]

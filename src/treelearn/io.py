@@ -62,33 +62,14 @@ from typing import Any
 
 import numpy as np
 
-from ._estimators import (
-    BaseDecisionTree,
-    C45Classifier,
-    CARTClassifier,
-    CARTRegressor,
-    DecisionTreeClassifier,
-    DecisionTreeRegressor,
-    ID3Classifier,
-    M5Regressor,
-)
+from . import _estimators, ensemble
+from ._estimators import BaseDecisionTree, DecisionTreeClassifier
 from ._files import atomic_path
 from ._memory import available as available_memory
 from ._memory import format_size
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
-from .ensemble import (
-    AdaBoostClassifier,
-    BaggingClassifier,
-    BaggingRegressor,
-    ExtraTreesClassifier,
-    ExtraTreesRegressor,
-    MajorityClassifier,
-    OneRClassifier,
-    RandomForestClassifier,
-    RandomForestRegressor,
-)
 from .pruning.cost_complexity import CostComplexityPath
 from .pruning.cv import CVPruning
 
@@ -103,17 +84,11 @@ MAX_MEMBERS = 10_000
 MAX_TREES = 100_000
 _MAX_DEPTH = 24
 
+#: The tree estimators a model file may hold: the public ones.
 ESTIMATORS: dict[str, type[BaseDecisionTree]] = {
-    c.__name__: c for c in (DecisionTreeClassifier, DecisionTreeRegressor, ID3Classifier,
-                            C45Classifier, CARTClassifier, CARTRegressor, M5Regressor)
-}
-#: Ensembles and baselines a model file may hold.
-ENSEMBLES: dict[str, type] = {
-    c.__name__: c for c in (RandomForestClassifier, RandomForestRegressor,
-                            ExtraTreesClassifier, ExtraTreesRegressor, BaggingClassifier,
-                            BaggingRegressor, AdaBoostClassifier, OneRClassifier,
-                            MajorityClassifier)
-}
+    name: getattr(_estimators, name) for name in _estimators.__all__}
+#: Ensembles and baselines a model file may hold: all of :mod:`treelearn.ensemble`.
+ENSEMBLES: dict[str, type] = {name: getattr(ensemble, name) for name in ensemble.__all__}
 _RECORDS = {"CVPruning": CVPruning, "CostComplexityPath": CostComplexityPath}
 #: scikit-learn splitters a ``prune_cv`` parameter may hold (all are plain parameter holders).
 _SPLITTERS = ("KFold", "StratifiedKFold", "ShuffleSplit", "StratifiedShuffleSplit",

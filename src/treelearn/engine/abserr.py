@@ -18,30 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
 from .config import FEATURE_THRESHOLD, noref
-from .levels import (
-    C45_SLACK,
-    KIND_MULTIWAY,
-    KIND_NUMERIC,
-    KIND_SUBSET,
-    MISSING_C45,
-    MISSING_IMPUTE,
-    MISSING_LEARN,
-    R_GAIN,
-    R_HI,
-    R_KIND,
-    R_LO,
-    R_MB,
-    R_NB,
-    R_NLEFT,
-    R_REAL,
-    R_SCORE,
-    R_SPLITINFO,
-    R_THR,
-    R_TRIES,
-    R_WLEFT,
-    stable_order,
-)
+from .levels import stable_order
 
 # float scratch rows: the search's input (gathered targets and weights), a numeric feature's
 # group values, and the search's own rows
@@ -213,7 +192,7 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
         return none_s, none_s, 0, 0, -2, -1, -1, False
     cnt = js[J_CNT]
     imp_code = -1
-    if mode == MISSING_IMPUTE and n_miss > 0:
+    if mode == lvl.MISSING_IMPUTE and n_miss > 0:
         kw = fs[F_KEY]
         for code in range(n_codes):
             kw[code] = 0.0
@@ -240,8 +219,8 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
             if c[i] < 0:
                 c[i] = imp_code
         n_miss = 0
-    c45 = mode == MISSING_C45
-    learn_missing = mode == MISSING_LEARN and n_miss > 0
+    c45 = mode == lvl.MISSING_C45
+    learn_missing = mode == lvl.MISSING_LEARN and n_miss > 0
     # Codes present (ascending) and rows grouped by code (a stable counting sort).
     for code in range(n_codes + 1):
         cnt[code] = 0
@@ -376,8 +355,8 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
             wr = wk - wpos + (mwt if (num_learn and not ml) else 0.0)
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
-            if nl == 0 or nr == 0 or (c45 and (wl < min_leaf * C45_SLACK
-                                               or wr < min_leaf * C45_SLACK)):
+            if nl == 0 or nr == 0 or (c45 and (wl < min_leaf * lvl.C45_SLACK
+                                               or wr < min_leaf * lvl.C45_SLACK)):
                 continue
             if num_learn and ml:
                 cl = pl_m[nm + pos]
@@ -412,7 +391,7 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
         else:
             mb = 0 if cut > Kt - cut else 1
         hi = ucode[best_j + 1] if best_j + 1 < u else -1
-        return best, real, KIND_NUMERIC, 2, mb, ucode[best_j], hi, True
+        return best, real, lvl.KIND_NUMERIC, 2, mb, ucode[best_j], hi, True
     side = js[J_SEQ]  # free now
     for e in range(E):
         side[e] = 1
@@ -430,7 +409,7 @@ def search_codes_abs(c, ys, ws, m, n_codes, categorical, pimp, mode, multiway, m
         mb = fmap[imp_code]
     else:
         mb = 0 if cut > Kt - cut else 1
-    return best, real, KIND_SUBSET, 2, mb, -1, -1, True
+    return best, real, lvl.KIND_SUBSET, 2, mb, -1, -1, True
 
 
 @noref
@@ -478,7 +457,7 @@ def _multiway_abs(ucode, u, seq, starts, miss, nm, ys, ws, learn_missing, imp_co
                 wb += mw
                 nb += nm
             total += cb
-            if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf * C45_SLACK):
+            if nb >= min_leaf and wb >= min_wleaf and (not c45 or wb >= min_leaf * lvl.C45_SLACK):
                 big += 1
         if big < 2:
             continue
@@ -509,7 +488,7 @@ def _multiway_abs(ucode, u, seq, starts, miss, nm, ys, ws, learn_missing, imp_co
             if nk[b] > nk[mb]:
                 mb = b
     real = best if c45 else pimp + best / W
-    return best, real, KIND_MULTIWAY, k, mb, -1, -1, True
+    return best, real, lvl.KIND_MULTIWAY, k, mb, -1, -1, True
 
 
 @noref
@@ -541,18 +520,18 @@ def abs_rows(R, W, lo, hi, wn, fs, js):
 
 @noref
 def _write_result(sc, real, kind, nb, mb, clo, chi, out):
-    out[R_SCORE] = sc
-    out[R_REAL] = real
-    out[R_GAIN] = real
-    out[R_KIND] = kind
-    out[R_NB] = nb
-    out[R_MB] = mb
-    out[R_LO] = clo
-    out[R_HI] = chi
-    out[R_TRIES] = 0.0
-    out[R_SPLITINFO] = 0.0
-    out[R_NLEFT] = 0.0
-    out[R_WLEFT] = 0.0
+    out[lvl.R_SCORE] = sc
+    out[lvl.R_REAL] = real
+    out[lvl.R_GAIN] = real
+    out[lvl.R_KIND] = kind
+    out[lvl.R_NB] = nb
+    out[lvl.R_MB] = mb
+    out[lvl.R_LO] = clo
+    out[lvl.R_HI] = chi
+    out[lvl.R_TRIES] = 0.0
+    out[lvl.R_SPLITINFO] = 0.0
+    out[lvl.R_NLEFT] = 0.0
+    out[lvl.R_WLEFT] = 0.0
 
 
 @noref
@@ -593,16 +572,16 @@ def search_feature_abs(V, R, W, f, lo, hi, categorical, n_codes, pimp, mode, mul
         codes, ys, yw, m, width, categorical, pimp, mode, multiway, min_leaf, min_wleaf, fmap,
         fs, js)
     _write_result(sc, real, kind, nb, mb, clo, chi, out)
-    if kind == KIND_NUMERIC and sc > -np.inf:
+    if kind == lvl.KIND_NUMERIC and sc > -np.inf:
         if chi < 0:
-            out[R_THR] = np.inf
+            out[lvl.R_THR] = np.inf
         else:
             a = np.float64(np.float32(ghi[clo]))
             b = np.float64(np.float32(glo[chi]))
             thr = a / 2.0 + b / 2.0
             if thr == b or np.isinf(thr):
                 thr = a
-            out[R_THR] = thr
+            out[lvl.R_THR] = thr
     return usable
 
 
@@ -628,6 +607,6 @@ def search_rows_abs(B, R, W, lo, hi, col, wide, nb, categorical, n_codes, pimp, 
         codes, ys, yw, m, width, categorical, pimp, mode, multiway, min_leaf, min_wleaf, fmap,
         fs, js)
     _write_result(sc, real, kind, nbr, mb, clo, chi, out)
-    if kind == KIND_NUMERIC and sc > -np.inf:
-        out[R_THR] = np.inf if chi < 0 else np.float64(edges[f, clo])
+    if kind == lvl.KIND_NUMERIC and sc > -np.inf:
+        out[lvl.R_THR] = np.inf if chi < 0 else np.float64(edges[f, clo])
     return usable

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
 from .config import FEATURE_THRESHOLD, noref, tiny
 from .criteria import (
     CHI2,
@@ -41,37 +42,6 @@ from .criteria import (
     split_proxy,
 )
 from .levels import (
-    C45_SLACK,
-    I_UCODE,
-    I_UN,
-    KIND_NUMERIC,
-    KNOWN_C45,
-    KNOWN_OFF,
-    MISSING_IMPUTE,
-    MISSING_LEARN,
-    R_GAIN,
-    R_HI,
-    R_KIND,
-    R_LO,
-    R_MB,
-    R_NB,
-    R_NLEFT,
-    R_REAL,
-    R_SCORE,
-    R_SPLITINFO,
-    R_THR,
-    R_TRIES,
-    R_WLEFT,
-    SR_BEST,
-    SR_ENTRIES,
-    SR_LEFT,
-    SR_MISS,
-    SR_PAIR,
-    SR_RIGHT,
-    SR_TOT2,
-    SR_TOTAL,
-    W_PW,
-    W_UW,
     c45_score,
     known_gain,
     known_mode,
@@ -124,39 +94,41 @@ def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
     S = st.shape[1]
     if c45 is not None and c45:
         for s in range(S):
-            st[SR_PAIR, s] = st[SR_LEFT, s]
-            st[SR_PAIR + 1, s] = st[SR_RIGHT, s]
-        pw = ws[W_PW]
+            st[lvl.SR_PAIR, s] = st[lvl.SR_LEFT, s]
+            st[lvl.SR_PAIR + 1, s] = st[lvl.SR_RIGHT, s]
+        pw = ws[lvl.W_PW]
         pw[0] = wl
         pw[1] = wr
-        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45,
-                         pimp)
+        return c45_score(st[lvl.SR_PAIR:lvl.SR_PAIR + 2], pw, np.int64(2), crit, mw,
+                         st[lvl.SR_TOT2], c45, pimp)
     # The common criteria written out: a call with array arguments per cut costs more than
     # the formula (reference counting). Same operations as split_proxy (tests compare).
     if crit == SQUARED_ERROR:
-        return st[SR_LEFT, 0] * st[SR_LEFT, 0] / wl + st[SR_RIGHT, 0] * st[SR_RIGHT, 0] / wr
+        left = st[lvl.SR_LEFT, 0]
+        right = st[lvl.SR_RIGHT, 0]
+        return left * left / wl + right * right / wr
     if crit == GINI:
         sql = 0.0
         sqr = 0.0
         for k in range(S):
-            sql += st[SR_LEFT, k] * st[SR_LEFT, k]
-            sqr += st[SR_RIGHT, k] * st[SR_RIGHT, k]
+            sql += st[lvl.SR_LEFT, k] * st[lvl.SR_LEFT, k]
+            sqr += st[lvl.SR_RIGHT, k] * st[lvl.SR_RIGHT, k]
         return -wr * (1.0 - sqr / (wr * wr)) - wl * (1.0 - sql / (wl * wl))
     if crit == ENTROPY:
         hl = 0.0
         hr = 0.0
         for k in range(S):
-            hl -= plog2p(st[SR_LEFT, k], wl)
-            hr -= plog2p(st[SR_RIGHT, k], wr)
+            hl -= plog2p(st[lvl.SR_LEFT, k], wl)
+            hr -= plog2p(st[lvl.SR_RIGHT, k], wr)
         return -wr * hr - wl * hl
     if crit == MISCLASSIFICATION:
         ml = 0.0
         mr = 0.0
         for k in range(S):
-            ml = max(ml, st[SR_LEFT, k])
-            mr = max(mr, st[SR_RIGHT, k])
+            ml = max(ml, st[lvl.SR_LEFT, k])
+            mr = max(mr, st[lvl.SR_RIGHT, k])
         return (ml - wl) + (mr - wr)
-    return split_proxy(st[SR_LEFT], st[SR_RIGHT], wl, wr, crit, pimp)
+    return split_proxy(st[lvl.SR_LEFT], st[lvl.SR_RIGHT], wl, wr, crit, pimp)
 
 
 @noref
@@ -179,7 +151,7 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
     S = st.shape[1]
     random = not np.isnan(rand_thr)
     for k in range(S):
-        st[SR_LEFT, k] = st[SR_MISS, k] if pre_n > 0 else 0.0
+        st[lvl.SR_LEFT, k] = st[lvl.SR_MISS, k] if pre_n > 0 else 0.0
     wl = pre_w if pre_n > 0 else 0.0
     nl = pre_n if pre_n > 0 else 0
     have_prev = False
@@ -197,11 +169,11 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                 and nl >= min_leaf and ntot - nl >= min_leaf):
             wr = wtot - wl
             if (wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0
-                    and (c45 is None or c45 != KNOWN_C45 or (wl >= min_leaf * C45_SLACK
-                                                and wr >= min_leaf * C45_SLACK))):
+                    and (c45 is None or c45 != lvl.KNOWN_C45 or (wl >= min_leaf * lvl.C45_SLACK
+                                                and wr >= min_leaf * lvl.C45_SLACK))):
                 tries += 1
                 for k in range(S):
-                    st[SR_RIGHT, k] = st[SR_TOTAL, k] - st[SR_LEFT, k]
+                    st[lvl.SR_RIGHT, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_LEFT, k]
                 sc = _cut_score(st, ws, wl, wr, crit, pimp, c45, mw)
                 if sc > best:
                     best = sc
@@ -209,25 +181,25 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                         thr = rand_thr
                     else:
                         thr = midpoint(prev, v)
-                    out[R_SCORE] = sc
-                    out[R_THR] = thr
-                    out[R_NLEFT] = nl
-                    out[R_WLEFT] = wl
+                    out[lvl.R_SCORE] = sc
+                    out[lvl.R_THR] = thr
+                    out[lvl.R_NLEFT] = nl
+                    out[lvl.R_WLEFT] = wl
                     for k in range(S):
-                        st[SR_BEST, k] = st[SR_LEFT, k]
+                        st[lvl.SR_BEST, k] = st[lvl.SR_LEFT, k]
         if is_block:
             for k in range(S):
-                st[SR_LEFT, k] += st[SR_MISS, k]
+                st[lvl.SR_LEFT, k] += st[lvl.SR_MISS, k]
             wl += bw
             nl += bn
             block_done = True
         else:
-            wl += add_entry(st, SR_LEFT, C, R, W, f, i)
+            wl += add_entry(st, lvl.SR_LEFT, C, R, W, f, i)
             nl += 1
             i += 1
         prev = v
         have_prev = True
-    out[R_TRIES] += tries
+    out[lvl.R_TRIES] += tries
     return best
 
 
@@ -239,8 +211,8 @@ def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, b
     entry (the compiler cannot rule out that they overlap the lists); this runs several times
     faster on the small nodes that make up most of a fully grown tree. Same operations, in
     the same order, as :func:`scan_numeric` (tests compare them)."""
-    t0 = st[SR_TOTAL, 0]
-    t1 = st[SR_TOTAL, 1]
+    t0 = st[lvl.SR_TOTAL, 0]
+    t1 = st[lvl.SR_TOTAL, 1]
     is_reg = R is not None
     l0 = 0.0
     l1 = 0.0
@@ -282,14 +254,14 @@ def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, b
         wl += x
         nl += 1
         prev = v
-    out[R_TRIES] += tries
+    out[lvl.R_TRIES] += tries
     if best_nl >= 0:
-        out[R_SCORE] = best
-        out[R_THR] = best_thr
-        out[R_NLEFT] = best_nl
-        out[R_WLEFT] = best_wl
-        st[SR_BEST, 0] = b0
-        st[SR_BEST, 1] = b1
+        out[lvl.R_SCORE] = best
+        out[lvl.R_THR] = best_thr
+        out[lvl.R_NLEFT] = best_nl
+        out[lvl.R_WLEFT] = best_wl
+        st[lvl.SR_BEST, 0] = b0
+        st[lvl.SR_BEST, 1] = b1
     return best
 
 
@@ -325,18 +297,18 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
     (:func:`treelearn.engine.fit.fit_extras`: a first fit's compile time)."""
     S = st.shape[1]
     hk = hi - nm
-    out[R_SCORE] = -np.inf
-    out[R_REAL] = -np.inf
-    out[R_GAIN] = -np.inf
-    out[R_TRIES] = 0.0
-    out[R_SPLITINFO] = 0.0
-    out[R_KIND] = KIND_NUMERIC
-    out[R_NB] = 2
-    out[R_LO] = -1
-    out[R_HI] = -1
+    out[lvl.R_SCORE] = -np.inf
+    out[lvl.R_REAL] = -np.inf
+    out[lvl.R_GAIN] = -np.inf
+    out[lvl.R_TRIES] = 0.0
+    out[lvl.R_SPLITINFO] = 0.0
+    out[lvl.R_KIND] = lvl.KIND_NUMERIC
+    out[lvl.R_NB] = 2
+    out[lvl.R_LO] = -1
+    out[lvl.R_HI] = -1
     if hk == lo:
         return False
-    learn_missing = mode == MISSING_LEARN and nm > 0
+    learn_missing = mode == lvl.MISSING_LEARN and nm > 0
     one_value = V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD
     if one_value and not learn_missing:
         return False
@@ -347,10 +319,10 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
     kw = 0.0
     if nm > 0:
         # Statistics of the missing entries (the tail of the list).
-        mw = range_stats(st, np.int64(SR_MISS), C, R, W, f, hk, hi)
-    if mode == MISSING_LEARN or (nm == 0 and mode == MISSING_IMPUTE):
+        mw = range_stats(st, np.int64(lvl.SR_MISS), C, R, W, f, hk, hi)
+    if mode == lvl.MISSING_LEARN or (nm == 0 and mode == lvl.MISSING_IMPUTE):
         for k in range(S):
-            st[SR_TOTAL, k] = stats[k]
+            st[lvl.SR_TOTAL, k] = stats[k]
         # Missing values right (or none): every cut ...
         if S == 2 and np.isnan(rand_thr) and (crit == GINI or crit == ENTROPY
                                               or crit == SQUARED_ERROR or crit == SDR):
@@ -368,19 +340,19 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             wl = wn - mw
             if nl >= min_leaf and nm >= min_leaf and wl >= min_wleaf and mw >= min_wleaf \
                     and wl > 0.0 and mw > 0.0:
-                out[R_TRIES] += 1
+                out[lvl.R_TRIES] += 1
                 for k in range(S):
-                    st[SR_LEFT, k] = stats[k] - st[SR_MISS, k]
-                    st[SR_RIGHT, k] = st[SR_MISS, k]
+                    st[lvl.SR_LEFT, k] = stats[k] - st[lvl.SR_MISS, k]
+                    st[lvl.SR_RIGHT, k] = st[lvl.SR_MISS, k]
                 sc = _cut_score(st, ws, wl, mw, crit, pimp, None, 0.0)
                 if sc > best:
                     best = sc
-                    out[R_SCORE] = sc
-                    out[R_THR] = np.inf
-                    out[R_NLEFT] = nl
-                    out[R_WLEFT] = wl
+                    out[lvl.R_SCORE] = sc
+                    out[lvl.R_THR] = np.inf
+                    out[lvl.R_NLEFT] = nl
+                    out[lvl.R_WLEFT] = wl
                     for k in range(S):
-                        st[SR_BEST, k] = st[SR_LEFT, k]
+                        st[lvl.SR_BEST, k] = st[lvl.SR_LEFT, k]
             # ... then every cut with the missing values left.
             before = best
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, mw, nm, np.int64(-1),
@@ -392,10 +364,10 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         if learn_missing:
             mb = 0 if mb_left else 1
         else:
-            nl = int(out[R_NLEFT])
+            nl = int(out[lvl.R_NLEFT])
             mb = 0 if nl > nn - nl else 1
-    elif extras is not None and c45 != KNOWN_OFF:
-        kw = range_stats(st, np.int64(SR_TOTAL), C, R, W, f, lo, hk)
+    elif extras is not None and c45 != lvl.KNOWN_OFF:
+        kw = range_stats(st, np.int64(lvl.SR_TOTAL), C, R, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, kw, hk - lo, 0.0, np.int64(0),
                             np.int64(-1),
                             np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf, min_wleaf,
@@ -405,33 +377,34 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         mb = -1
     else:  # impute: the missing entries join the known weighted median
         for k in range(S):
-            st[SR_TOTAL, k] = stats[k]
+            st[lvl.SR_TOTAL, k] = stats[k]
         bpos, bval = _weighted_median_pos(V, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0), bpos,
                             bval, mw, nm,
                             crit, pimp, min_leaf, min_wleaf, rand_thr, None, 0.0, best, out)
         if best == -np.inf:
             return True
-        mb = 0 if np.float64(bval) <= out[R_THR] else 1
-    out[R_MB] = mb
+        mb = 0 if np.float64(bval) <= out[lvl.R_THR] else 1
+    out[lvl.R_MB] = mb
     if extras is not None and need_real:
         # The children of the best cut: left from the scan, right = total - left.
         for k in range(S):
-            st[SR_PAIR, k] = st[SR_BEST, k]
-            st[SR_PAIR + 1, k] = st[SR_TOTAL, k] - st[SR_BEST, k]
-        pw = ws[W_PW]
-        pw[0] = out[R_WLEFT]
-        pw[1] = (kw if c45 else wn) - out[R_WLEFT]
-        pair = st[SR_PAIR:SR_PAIR + 2]
+            st[lvl.SR_PAIR, k] = st[lvl.SR_BEST, k]
+            st[lvl.SR_PAIR + 1, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_BEST, k]
+        pw = ws[lvl.W_PW]
+        pw[0] = out[lvl.R_WLEFT]
+        pw[1] = (kw if c45 else wn) - out[lvl.R_WLEFT]
+        pair = st[lvl.SR_PAIR:lvl.SR_PAIR + 2]
         if c45:
-            out[R_GAIN] = known_gain(pair, pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
-            out[R_SPLITINFO] = split_info(pw, np.int64(2), mw)
-            out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
+            out[lvl.R_GAIN] = known_gain(pair, pw, np.int64(2), crit, mw, st[lvl.SR_TOT2], c45,
+                                         pimp)
+            out[lvl.R_SPLITINFO] = split_info(pw, np.int64(2), mw)
+            out[lvl.R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw, st[lvl.SR_TOT2], c45, pimp)
         else:
             base = ENTROPY if crit == GAIN_RATIO or crit == CHI2 else crit
-            out[R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp)
-            out[R_SPLITINFO] = split_info(pw, np.int64(2), 0.0)
-            out[R_REAL] = real_score(pair, pw, np.int64(2), crit, pimp)
+            out[lvl.R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp)
+            out[lvl.R_SPLITINFO] = split_info(pw, np.int64(2), 0.0)
+            out[lvl.R_REAL] = real_score(pair, pw, np.int64(2), crit, pimp)
     return True
 
 
@@ -447,17 +420,17 @@ def summarize_sorted(V, C, R, W, f, lo, hk, st, ws, iw):
     for i in range(lo, hk):
         c = int(V[f, i])
         if c != prev:
-            row = SR_ENTRIES + u
+            row = lvl.SR_ENTRIES + u
             for k in range(S):
                 st[row, k] = 0.0
-            ws[W_UW, u] = 0.0
-            iw[I_UN, u] = 0
-            iw[I_UCODE, u] = c
+            ws[lvl.W_UW, u] = 0.0
+            iw[lvl.I_UN, u] = 0
+            iw[lvl.I_UCODE, u] = c
             u += 1
             prev = c
         e = u - 1
-        ws[W_UW, e] += add_entry(st, SR_ENTRIES + e, C, R, W, f, i)
-        iw[I_UN, e] += 1
+        ws[lvl.W_UW, e] += add_entry(st, lvl.SR_ENTRIES + e, C, R, W, f, i)
+        iw[lvl.I_UN, e] += 1
     return u
 
 
@@ -484,10 +457,10 @@ def search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mo
     u = summarize_sorted(V, C, R, W, f, lo, hk, st, ws, iw)
     mw = 0.0
     if nm > 0:
-        mw = range_stats(st, np.int64(SR_MISS), C, R, W, f, hk, hi)
+        mw = range_stats(st, np.int64(lvl.SR_MISS), C, R, W, f, hk, hi)
     else:
         for k in range(st.shape[1]):
-            st[SR_MISS, k] = 0.0
+            st[lvl.SR_MISS, k] = 0.0
     return search_summary_levels(st, ws, iw, u, mw, nm, crit, pimp, mode, multiway, min_leaf,
                                  min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
 
@@ -502,7 +475,7 @@ def branch_of_value(x, kind, thr, mb, fmap):
     branch); ``-1`` for every branch (a C4.5 fractional case)."""
     if np.isnan(x):
         return mb
-    if kind == KIND_NUMERIC:
+    if kind == lvl.KIND_NUMERIC:
         return 0 if np.float64(x) <= thr else 1
     b = fmap[int(x)]
     return b if b >= 0 else mb
@@ -665,6 +638,6 @@ def fractional_shares(W, f, lo, hi, bmap, I, k, shares):
     return tot
 
 
-__all__ = ["I_UCODE", "W_UW", "R_LO", "R_HI", "search_feature", "search_levels", "branch_of_value",
-           "mark_branches", "partition_two", "partition_multi", "partition_fractional",
-           "fractional_shares", "range_stats", "add_entry"]
+__all__ = ["search_feature", "search_levels", "branch_of_value", "mark_branches",
+           "partition_two", "partition_multi", "partition_fractional", "fractional_shares",
+           "range_stats", "add_entry"]

@@ -32,13 +32,14 @@ import numpy as np
 from .._compiling import signatures_beside
 from .._interrupt import check as check_interrupt
 from .._tree import Tree
+from . import levels as lvl
 from . import nodes as nd
 from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import N_FRES, grow_best_first, grow_depth_first, later_kernels
-from .levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5, N_RES, workspace
+from .levels import workspace
 from .random import N_DRAW
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
@@ -173,7 +174,7 @@ def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
     ws, iw, st = workspace(width, S)
     afs, ajs = abs_scratch(n if absolute else 0, width if absolute else 0)
     return (st, ws, iw, np.zeros(S), np.zeros(width, dtype=np.int64),
-            np.zeros(width, dtype=np.int64), np.zeros(N_RES), np.zeros(N_RES), np.zeros(S),
+            np.zeros(width, dtype=np.int64), np.zeros(lvl.N_RES), np.zeros(lvl.N_RES), np.zeros(S),
             np.zeros((p, N_FRES)), np.zeros(N_DRAW, dtype=np.int64), np.arange(p),
             np.zeros(p, dtype=np.int64), np.array([seed], dtype=np.int64), afs, ajs)
 
@@ -291,7 +292,7 @@ def fit_extras(prm: GrowParams) -> np.bool_ | None:
     fit's compile time, measured in :mod:`treelearn.engine.config`); ``np.bool_(True)``
     otherwise. Kernels branch on ``extras is not None``, which Numba prunes before typing
     when ``extras`` is None."""
-    plain = prm.missing in (MISSING_LEARN, MISSING_IMPUTE) and prm.criterion_only
+    plain = prm.missing in (lvl.MISSING_LEARN, lvl.MISSING_IMPUTE) and prm.criterion_only
     return None if plain else np.bool_(True)
 
 
@@ -308,7 +309,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     S = prm.n_stats
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
-    fractional = prm.missing == MISSING_C45 and bool(np.isnan(sval[:, -1]).any())
+    fractional = prm.missing == lvl.MISSING_C45 and bool(np.isnan(sval[:, -1]).any())
     C = None if is_reg else in_sorted_order(sidx, ycls, parallel)
     R = in_sorted_order(sidx, yreg, parallel) if is_reg else None
     weighted = fractional or not bool(np.all(w == 1.0))
@@ -391,7 +392,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     absolute = crit == ABSOLUTE_ERROR
     is_reg = crit >= SQUARED_ERROR
     hoff, nbins, fcol, fwide = lay
-    fractional = prm.missing == MISSING_C45 and has_missing
+    fractional = prm.missing == lvl.MISSING_C45 and has_missing
     weighted = fractional or absolute or not bool(np.all(w == 1.0))
     C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
     R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
@@ -496,7 +497,7 @@ def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bo
     p = is_cat.shape[0]
     return (p > 0 and prm.max_leaf_nodes == 0 and not bool(is_cat.any())
             and prm.crit != ABSOLUTE_ERROR
-            and not (prm.missing in (MISSING_C45, MISSING_M5) and has_missing)
+            and not (prm.missing in (lvl.MISSING_C45, lvl.MISSING_M5) and has_missing)
             and prm.criterion_only and RANKED_FRACTION * prm.max_features <= p)
 
 

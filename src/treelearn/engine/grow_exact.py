@@ -27,6 +27,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from . import levels as lvl
+from . import nodes as nd
 from .abserr import abs_node, search_feature_abs
 from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
 from .criteria import (
@@ -46,73 +48,8 @@ from .exact import (
     search_numeric,
     tail_missing,
 )
-from .levels import (
-    KIND_NUMERIC,
-    MISSING_M5,
-    R_GAIN,
-    R_KIND,
-    R_MB,
-    R_NB,
-    R_REAL,
-    R_SCORE,
-    R_SPLITINFO,
-    R_THR,
-    R_TRIES,
-    R_WLEFT,
-    keep_best,
-)
+from .levels import keep_best
 from .nodes import (
-    G_ARENA,
-    G_BUDGET,
-    G_CATS,
-    G_DONE,
-    G_HEAP,
-    G_KIDS,
-    G_LEAVES,
-    G_NEED,
-    G_NODES,
-    G_PARENA,
-    G_PDEPTH,
-    G_PHI,
-    G_PLO,
-    G_PNODE,
-    G_PTOTAL,
-    G_TOP,
-    N_DEPTH,
-    N_FEATURE,
-    N_KIDS,
-    N_KIND,
-    N_MB,
-    N_NB,
-    N_SEEN,
-    P_ALPHA,
-    P_AVERAGE_GAIN,
-    P_CHUNK,
-    P_COST_MODE,
-    P_COST_WEIGHT,
-    P_MAX_DEPTH,
-    P_MAX_FEATURES,
-    P_MAX_LEAF_NODES,
-    P_MIN_COUNT,
-    P_MIN_IMPURITY_DECREASE,
-    P_MIN_LEAF,
-    P_MIN_SPLIT,
-    P_MIN_WEIGHT_LEAF,
-    P_MODE,
-    P_MULTIWAY,
-    P_PENALTY,
-    P_RANDOM,
-    P_SELECTION,
-    P_SMOOTH,
-    P_TOTAL_WEIGHT,
-    RUN_ARENA,
-    RUN_BUDGET,
-    RUN_DONE,
-    RUN_ROOM,
-    T_IMPROVEMENT,
-    T_IMPURITY,
-    T_THRESHOLD,
-    T_WEIGHT,
     grow_rows,
     grow_vector,
     heap_pop,
@@ -163,20 +100,20 @@ def _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, crit, imp, ipa
     """One feature's best split at the node (exact or absolute-error search)."""
     V, I, C, R, W = data
     is_cat, n_codes = cfg[0], cfg[1]
-    mode = iparams[P_MODE]
+    mode = iparams[nd.P_MODE]
     if absolute is not None:
         return search_feature_abs(V, R, W, f, lo, hi, is_cat[f], n_codes[f], imp, mode,
-                                  iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
-                                  fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs, ajs)
+                                  iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
+                                  fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out, afs, ajs)
     nm = tail_missing(V, f, lo, hi)
     if not is_cat[f]:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, nstats, wn, crit, imp, mode,
-                              iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
+                              iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
                               need_real, out, cfg[3])
     return _levels_opt(cfg[2], V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
-                       mode, iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
-                       fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
-                       fparams[P_SMOOTH], fmap, out)
+                       mode, iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
+                       fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
+                       fparams[nd.P_SMOOTH], fmap, out)
 
 
 def _levels_opt(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
@@ -226,20 +163,20 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
      rng, afs, ajs) = work
     is_cat, n_codes = cfg[0], cfg[1]
     n_features = perm.shape[0]
-    cost_mode = iparams[P_COST_MODE]
-    select_test = iparams[P_SELECTION] == SELECT_TEST
-    avg_gain = iparams[P_AVERAGE_GAIN] != 0
-    penalty = iparams[P_PENALTY] != 0
+    cost_mode = iparams[nd.P_COST_MODE]
+    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
+    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
+    penalty = iparams[nd.P_PENALTY] != 0
     rules = avg_gain or penalty or select_test
     need_real = cost_mode != COST_NONE or rules
-    random_split = iparams[P_RANDOM] != 0
+    random_split = iparams[nd.P_RANDOM] != 0
     S = nstats.shape[0]
     draw_start(draw, n_features, nconst)
     m = 0
     best_score = -np.inf
     found = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
         if f < 0:
             break
         rand_thr = np.nan
@@ -255,22 +192,22 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
                                  iparams, fparams, rand_thr, need_real, fmap, out, absolute,
                                  afs, ajs)
         draw_result(draw, perm, usable)
-        if not usable or out[R_SCORE] == -np.inf:
+        if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
         if extras is not None and rules:
             fres[m, F_FEAT] = f
-            fres[m, F_SCORE] = out[R_REAL]
-            fres[m, F_GAIN] = out[R_GAIN]
-            fres[m, F_INFO] = out[R_SPLITINFO]
+            fres[m, F_SCORE] = out[lvl.R_REAL]
+            fres[m, F_GAIN] = out[lvl.R_GAIN]
+            fres[m, F_INFO] = out[lvl.R_SPLITINFO]
             fres[m, F_OK] = 1.0
-            if penalty and out[R_KIND] == KIND_NUMERIC and out[R_TRIES] > 0:
+            if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
                 # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
-                fres[m, F_GAIN] -= math.log(out[R_TRIES]) / math.log(2.0) / wn
+                fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
                 if fres[m, F_GAIN] <= 0.0:
                     fres[m, F_OK] = 0.0
                 if crit == GAIN_RATIO:
-                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[R_SPLITINFO] \
-                        if out[R_SPLITINFO] > 0.0 else -np.inf
+                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
+                        if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
                 else:
                     fres[m, F_SCORE] = fres[m, F_GAIN]
             if select_test:
@@ -278,9 +215,10 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
                                                      nstats, wn, crit, st, ws, iw)
             m += 1
             continue
-        sc = out[R_SCORE]
+        sc = out[lvl.R_SCORE]
         if extras is not None and cost_mode != COST_NONE:
-            sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
+            sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
+                            fparams[nd.P_COST_WEIGHT])
         if sc > best_score:
             best_score = sc
             found = True
@@ -315,12 +253,12 @@ def _choose(fres, m, avg_gain, select_test, wn, fparams, crit):
             if fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < best_p:
                 best_p = fres[j, F_LOGP]
                 best = j
-        if best >= 0 and fparams[P_ALPHA] < 1.0:
+        if best >= 0 and fparams[nd.P_ALPHA] < 1.0:
             n_ok = 0
             for j in range(m):
                 if fres[j, F_OK] > 0.0:
                     n_ok += 1
-            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[P_ALPHA]):
+            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[nd.P_ALPHA]):
                 return -1
         return best
     threshold = -np.inf
@@ -356,8 +294,8 @@ def open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
         return wn, store_values(tf, tv, node, nstats, wn, crit)
     imp, med = abs_node(R, W, np.int64(0), lo, hi, wn, afs, ajs)
     tv[node, 0] = med
-    tf[node, T_IMPURITY] = imp
-    tf[node, T_WEIGHT] = wn
+    tf[node, nd.T_IMPURITY] = imp
+    tf[node, nd.T_WEIGHT] = wn
     return wn, imp
 
 
@@ -382,11 +320,11 @@ def _leaf_children(counts, nstats, left, classification, depth, iparams):
     order: too deep or too few rows (:func:`treelearn.engine.nodes.splittable`'s exact
     tests), or, for classification, a single class with weight (its impurity is then exactly
     zero). Conservative: a child that might split makes it False."""
-    if depth + 1 >= iparams[P_MAX_DEPTH]:
+    if depth + 1 >= iparams[nd.P_MAX_DEPTH]:
         return True
     for b in range(2):
         n = counts[b]
-        if n < iparams[P_MIN_SPLIT] or n < 2 * iparams[P_MIN_LEAF]:
+        if n < iparams[nd.P_MIN_SPLIT] or n < 2 * iparams[nd.P_MIN_LEAF]:
             continue
         if not classification:
             return False
@@ -418,15 +356,15 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     afs = work[14]
     ajs = work[15]
     bmap, counts, starts, shares, cstats, tv_, ti_, tc_, tr_, tw_ = buffers
-    f = int(best[R_SCORE])
-    kind = int(best[R_KIND])
-    k = int(best[R_NB])
-    mb = int(best[R_MB])
-    thr = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    f = int(best[lvl.R_SCORE])
+    kind = int(best[lvl.R_KIND])
+    k = int(best[lvl.R_NB])
+    mb = int(best[lvl.R_MB])
+    thr = best[lvl.R_THR] if kind == lvl.KIND_NUMERIC else -2.0
     S = nstats.shape[0]
     n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
     nm = tail_missing(V, f, lo, hi)
-    routed = iparams[P_MODE] == MISSING_M5
+    routed = iparams[nd.P_MODE] == lvl.MISSING_M5
     if extras is not None and routed and n_all > 0:
         # M5′: the missing entries go where their target fits (treelearn.engine.target_route)
         route_entries(I, R, W, f, lo, hi, bmap, counts, k, shares)
@@ -439,7 +377,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         total = starts[k]
         need = arena_top + total
         if need > V.shape[1]:
-            gs[G_NEED] = need
+            gs[nd.G_NEED] = need
             return NEED_ARENA, arena_top
         fractional_shares(W, f, lo, hi, bmap, I, k, shares)
         partition_fractional(V, I, C, R, W, lo, hi, bmap, starts, shares, k, arena_top,
@@ -450,9 +388,9 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         if k == 2:
             # The split feature's list is in place when its missing values (the tail) go
             # right: left is the prefix of values at most the threshold.
-            own = f if kind == KIND_NUMERIC and (nm == 0 or mb == 1) else -1
+            own = f if kind == lvl.KIND_NUMERIC and (nm == 0 or mb == 1) else -1
             # Children that will be leaves read list 0 only (their statistics).
-            only = 0 if kind == KIND_NUMERIC and absolute is None and _leaf_children(
+            only = 0 if kind == lvl.KIND_NUMERIC and absolute is None and _leaf_children(
                 counts, nstats, best_left, C is not None, depth, iparams) else -1
             partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own, only)
         elif levels is not None:
@@ -465,15 +403,15 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     # Weighted impurity decrease (scikit-learn's definition, over all children).
     # (under M5′'s routing the best cut's statistics are the known entries' only)
     if (levels is None and extras is None and absolute is None) or (
-            kind == KIND_NUMERIC and not fractional and absolute is None
+            kind == lvl.KIND_NUMERIC and not fractional and absolute is None
             and not (routed and nm > 0)):
-        wl = best[R_WLEFT]
+        wl = best[lvl.R_WLEFT]
         wr = wn - wl
         for q in range(S):
             cstats[q] = nstats[q] - best_left[q]
         imp_l = node_impurity(best_left, wl, crit)
         imp_r = node_impurity(cstats, wr, crit)
-        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
                                            imp_r)
     else:
         dec = imp
@@ -481,17 +419,17 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
             wc, ic = _child_impurity(data, kid_lo[b], kid_hi[b], crit, cstats, absolute, afs,
                                      ajs)
             dec -= (wc / wn) * ic
-        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
         return 0, arena_top - starts[k] if fractional else arena_top
-    ti[node, N_FEATURE] = f
-    ti[node, N_NB] = k
+    ti[node, nd.N_FEATURE] = f
+    ti[node, nd.N_NB] = k
     # M5′: prediction's branch comes from the node's average value, set after growth
-    ti[node, N_MB] = 0 if routed else mb
-    ti[node, N_KIND] = kind
-    ti[node, N_SEEN] = 1 if nm > 0 else 0
-    tf[node, T_THRESHOLD] = thr
-    tf[node, T_IMPROVEMENT] = improvement
+    ti[node, nd.N_MB] = 0 if routed else mb
+    ti[node, nd.N_KIND] = kind
+    ti[node, nd.N_SEEN] = 1 if nm > 0 else 0
+    tf[node, nd.T_THRESHOLD] = thr
+    tf[node, nd.T_IMPROVEMENT] = improvement
     return k, arena_top
 
 
@@ -550,7 +488,7 @@ def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fp
                               levels, extras)
     if extras is not None and k == NEED_ARENA:
         V, I, C, R, W = data
-        data = _grow_lists(V, I, C, R, W, gs[G_NEED])
+        data = _grow_lists(V, I, C, R, W, gs[nd.G_NEED])
         k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
                                   iparams, levels, extras)
@@ -561,13 +499,13 @@ def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fp
 def _room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
     """The node table and level-map store with room for ``extra_nodes`` more nodes and one
     more level map."""
-    need = gs[G_NODES] + extra_nodes
+    need = gs[nd.G_NODES] + extra_nodes
     if need > ti.shape[0]:
         ti = grow_rows(ti, need)
         tf = grow_rows(tf, need)
         tv = grow_rows(tv, need)
-    if gs[G_CATS] + n_codes_max > cats.shape[0]:
-        cats = grow_vector(cats, gs[G_CATS] + n_codes_max)
+    if gs[nd.G_CATS] + n_codes_max > cats.shape[0]:
+        cats = grow_vector(cats, gs[nd.G_CATS] + n_codes_max)
     return ti, tf, tv, cats
 
 
@@ -575,10 +513,10 @@ def _room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
 def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
     """The node table, level-map store and stack with room for one more node and its
     ``kmax`` children (see :func:`treelearn.engine.nodes.lacks_room`)."""
-    if gs[G_NODES] + 1 > ti.shape[0] or gs[G_CATS] + codes_max > cats.shape[0]:
+    if gs[nd.G_NODES] + 1 > ti.shape[0] or gs[nd.G_CATS] + codes_max > cats.shape[0]:
         ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, np.int64(1), codes_max)
-    if gs[G_TOP] + kmax > stack.shape[0]:
-        stack = grow_rows(stack, gs[G_TOP] + kmax)
+    if gs[nd.G_TOP] + kmax > stack.shape[0]:
+        stack = grow_rows(stack, gs[nd.G_TOP] + kmax)
     return ti, tf, tv, cats, stack
 
 
@@ -591,8 +529,8 @@ def _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, 
     if k == 0:
         make_leaf(ti, tf, node)
         return
-    if ti[node, N_KIND] != KIND_NUMERIC:
-        store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, N_FEATURE]], lut)
+    if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
+        store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, nd.N_FEATURE]], lut)
     for b in range(k - 1, -1, -1):
         push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top, np.int64(-1))
 
@@ -609,11 +547,11 @@ def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
     p = n_codes.shape[0]
     kmax = kid_lo.shape[0]
     codes_max = work[5].shape[0]
-    while gs[G_TOP] > 0:
-        if gs[G_BUDGET] <= 0:
-            return RUN_BUDGET
+    while gs[nd.G_TOP] > 0:
+        if gs[nd.G_BUDGET] <= 0:
+            return nd.RUN_BUDGET
         if lacks_room(ti, cats, stack, gs, codes_max, kmax):
-            return RUN_ROOM
+            return nd.RUN_ROOM
         node, lo, hi, depth, nconst, arena_top, _ = pop_node(ti, tf, gs, stack, p)
         found, n_total, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi,
                                                   depth, nconst, crit, iparams, fparams, work,
@@ -625,10 +563,10 @@ def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
                                    iparams, cfg[2], cfg[3])
         if k == NEED_ARENA:
             pend_node(gs, node, lo, hi, depth, arena_top, np.int64(-1), n_total)
-            return RUN_ARENA
+            return nd.RUN_ARENA
         _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top2, kid_lo,
                        kid_hi, work, n_codes, lut)
-    return RUN_DONE
+    return nd.RUN_DONE
 
 
 @njit
@@ -638,7 +576,7 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
     """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
     is done: :func:`_run_depth_first` and what it hands back. Returns the arrays that may
     have been reallocated."""
-    gs[G_BUDGET] = iparams[P_CHUNK]
+    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
     n_codes = cfg[1]
     kmax = kid_lo.shape[0]
     codes_max = work[5].shape[0]
@@ -646,22 +584,22 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
     while True:
         status = _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit,
                                   iparams, fparams, work, kid_lo, kid_hi, absolute, lut)
-        if status == RUN_DONE or status == RUN_BUDGET:
+        if status == nd.RUN_DONE or status == nd.RUN_BUDGET:
             break
-        if status == RUN_ROOM:
+        if status == nd.RUN_ROOM:
             ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
                                                        kmax)
             continue
-        node = gs[G_PNODE]
-        depth = gs[G_PDEPTH]
-        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, gs[G_PLO], gs[G_PHI],
-                                    gs[G_PARENA], tf[node, T_WEIGHT], tf[node, T_IMPURITY],
+        node = gs[nd.G_PNODE]
+        depth = gs[nd.G_PDEPTH]
+        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI],
+                                    gs[nd.G_PARENA], tf[node, nd.T_WEIGHT], tf[node, nd.T_IMPURITY],
                                     crit, fparams, work, kid_lo, kid_hi, absolute, depth,
                                     iparams, cfg[2], cfg[3])
-        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, gs[G_PTOTAL], arena_top,
+        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, gs[nd.G_PTOTAL], arena_top,
                        kid_lo, kid_hi, work, n_codes, lut)
-    if gs[G_TOP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_TOP] == 0:
+        gs[nd.G_DONE] = 1
     return data, ti, tf, tv, cats, stack
 
 
@@ -687,30 +625,30 @@ def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs,
     until the heap is empty or the chunk's work is done. A node is searched and partitioned
     when it is created (scikit-learn's frontier holds nodes with their best split); its
     children's ranges wait in ``kids`` until it is expanded."""
-    budget = iparams[P_CHUNK]
-    limit = iparams[P_MAX_LEAF_NODES]
+    budget = iparams[nd.P_CHUNK]
+    limit = iparams[nd.P_MAX_LEAF_NODES]
     kmax = kid_lo.shape[0]
     codes_max = work[5].shape[0]
-    if gs[G_NODES] == 0:
+    if gs[nd.G_NODES] == 0:
         z = np.int64(0)  # not the literal 0: see treelearn.engine.config
         ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, z + 1, codes_max)
-        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[G_ARENA], z)
+        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[nd.G_ARENA], z)
         data, cats, kids, heap = _open_best_first(
-            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, z, gs[G_ARENA], z,
+            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, z, gs[nd.G_ARENA], z,
             crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
-        gs[G_LEAVES] = 1
-    while gs[G_HEAP] > 0 and budget > 0:
-        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
-        gs[G_HEAP] = size
-        k = ti[node, N_NB]
+        gs[nd.G_LEAVES] = 1
+    while gs[nd.G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
+        gs[nd.G_HEAP] = size
+        k = ti[node, nd.N_NB]
         if k == 0:
             continue
-        if gs[G_LEAVES] + k - 1 > limit:
+        if gs[nd.G_LEAVES] + k - 1 > limit:
             make_leaf(ti, tf, node)
             continue
-        gs[G_LEAVES] += k - 1
-        off = ti[node, N_KIDS]
-        depth = ti[node, N_DEPTH]
+        gs[nd.G_LEAVES] += k - 1
+        off = ti[node, nd.N_KIDS]
+        depth = ti[node, nd.N_DEPTH]
         ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
         for b in range(k):
             lo = kids[off + b, 0]
@@ -720,8 +658,8 @@ def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs,
             data, cats, kids, heap = _open_best_first(
                 data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, child, lo, hi,
                 depth + 1, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
-    if gs[G_HEAP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_HEAP] == 0:
+        gs[nd.G_DONE] = 1
     _ = kmax
     return data, ti, tf, tv, cats, kids, heap
 
@@ -732,7 +670,7 @@ def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs
                      depth, crit, iparams, fparams, work, kid_lo, kid_hi, absolute):
     """Open, search and split a new node of best-first growth and put it on the heap (leaves
     too, with improvement 0, as scikit-learn's frontier holds them)."""
-    arena_top = gs[G_ARENA]
+    arena_top = gs[nd.G_ARENA]
     k = 0
     found, _, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, np.int64(0),
                                         crit, iparams, fparams, work, absolute)
@@ -740,21 +678,21 @@ def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs
         data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                     imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
                                     iparams, cfg[2], cfg[3])
-    gs[G_ARENA] = arena_top
+    gs[nd.G_ARENA] = arena_top
     if k == 0:
         make_leaf(ti, tf, node)
-        tf[node, T_IMPROVEMENT] = 0.0
+        tf[node, nd.T_IMPROVEMENT] = 0.0
     else:
-        if ti[node, N_KIND] != KIND_NUMERIC:
-            store_cats(cats, gs, ti, node, work[5], cfg[1][ti[node, N_FEATURE]],
+        if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
+            store_cats(cats, gs, ti, node, work[5], cfg[1][ti[node, nd.N_FEATURE]],
                        np.zeros(0, dtype=np.int64))
-        off = gs[G_KIDS]
+        off = gs[nd.G_KIDS]
         kids = grow_rows(kids, off + k)
         for b in range(k):
             kids[off + b, 0] = kid_lo[b]
             kids[off + b, 1] = kid_hi[b]
-        ti[node, N_KIDS] = off
-        gs[G_KIDS] = off + k
-    heap = grow_vector(heap, gs[G_HEAP] + 1)
-    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+        ti[node, nd.N_KIDS] = off
+        gs[nd.G_KIDS] = off + k
+    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
+    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
     return data, cats, kids, heap

@@ -37,6 +37,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from . import levels as lvl
+from . import nodes as nd
 from .abserr import abs_rows, search_rows_abs
 from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
 from .criteria import (
@@ -82,79 +84,8 @@ from .hist import (
     subtract,
     summarize_hist,
 )
-from .levels import (
-    KIND_NUMERIC,
-    MISSING_C45,
-    MISSING_M5,
-    R_HI,
-    R_KIND,
-    R_LO,
-    R_MB,
-    R_NB,
-    R_REAL,
-    R_SCORE,
-    R_SPLITINFO,
-    R_THR,
-    R_TRIES,
-    keep_best,
-    search_summary,
-    search_summary_numeric,
-)
+from .levels import keep_best, search_summary, search_summary_numeric
 from .nodes import (
-    G_ARENA,
-    G_BUDGET,
-    G_DONE,
-    G_HEAP,
-    G_KIDS,
-    G_LEAVES,
-    G_NEED,
-    G_NODES,
-    G_PARENA,
-    G_PDEPTH,
-    G_PHI,
-    G_PLO,
-    G_PNODE,
-    G_PSLOT,
-    G_PTOTAL,
-    G_TOP,
-    N_DEPTH,
-    N_FEATURE,
-    N_KIDS,
-    N_KIND,
-    N_MB,
-    N_NB,
-    N_NSAMP,
-    N_SEEN,
-    N_SLOT,
-    P_AVERAGE_GAIN,
-    P_CHUNK,
-    P_COST_MODE,
-    P_COST_WEIGHT,
-    P_MAX_DEPTH,
-    P_MAX_FEATURES,
-    P_MAX_LEAF_NODES,
-    P_MIN_COUNT,
-    P_MIN_IMPURITY_DECREASE,
-    P_MIN_LEAF,
-    P_MIN_SPLIT,
-    P_MIN_WEIGHT_LEAF,
-    P_MODE,
-    P_MULTIWAY,
-    P_PENALTY,
-    P_SELECTION,
-    P_SMOOTH,
-    P_TOTAL_WEIGHT,
-    RUN_ARENA,
-    RUN_BUDGET,
-    RUN_DONE,
-    RUN_LARGE,
-    RUN_ROOM,
-    S_HI,
-    S_LO,
-    T_IMPROVEMENT,
-    T_IMPURITY,
-    T_THRESHOLD,
-    T_WEIGHT,
     grow_rows,
     grow_vector,
     heap_pop,
@@ -224,7 +155,7 @@ def _per_feature(n, p, pool, iparams):
     """Whether a node of ``n`` rows builds the histogram of each feature it draws as it
     draws it (small nodes, and nodes that draw few of many features) rather than the
     histogram of all features."""
-    return _small(n, p, pool) or DRAWN_FRACTION * iparams[P_MAX_FEATURES] <= p
+    return _small(n, p, pool) or DRAWN_FRACTION * iparams[nd.P_MAX_FEATURES] <= p
 
 
 @tiny
@@ -350,14 +281,14 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     its rows)."""
     hoff, nbins, fcol, fwide = lay
     is_cat, n_codes = cfg[0], cfg[1]
-    mode = iparams[P_MODE]
+    mode = iparams[nd.P_MODE]
     nb = nbins[f]
     if absolute is not None:
         B, C, R, W, _ = _side(bufs, d)
         return search_rows_abs(B, R, W, lo, hi, fcol[f], fwide[f] != 0, nb, is_cat[f],
-                               n_codes[f], imp, mode, iparams[P_MULTIWAY] != 0,
-                               iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], fmap, out, afs,
-                               ajs, edges, f)
+                               n_codes[f], imp, mode, iparams[nd.P_MULTIWAY] != 0,
+                               iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out,
+                               afs, ajs, edges, f)
     n_order = -1
     B, C, R, W, _ = _side(bufs, d)
     if n_small:
@@ -366,39 +297,38 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
         hist_feature_rows(B, C, R, W, lo, hi, hist, hoff, fcol, fwide, sq, f, mask)
         n_order = mask_order(mask, nb + 1, order)
     # C4.5's and M5′'s scores of unknown values are not the fast scans' proxies
-    known = mode == MISSING_C45 or mode == MISSING_M5
-    if (not is_cat[f] and not need_real and st.shape[1] == 2 and not known
-            and (crit == GINI or crit == ENTROPY or crit == SQUARED_ERROR or crit == SDR)
-            and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
-        # the common case, scanned straight from the histogram
-        usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
-                               iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], order, n_order,
-                               out)
+    known = mode == lvl.MISSING_C45 or mode == lvl.MISSING_M5
+    plain = not is_cat[f] and not need_real and not known
+    two = plain and st.shape[1] == 2 and (crit == GINI or crit == ENTROPY
+                                          or crit == SQUARED_ERROR or crit == SDR)
+    classes = plain and classification and (crit == GINI or crit == ENTROPY
+                                             or crit == MISCLASSIFICATION)
+    if (two or classes) and _bin_empty(hist, hoff[f] + nb, classification, weighted):
+        # the common cases, scanned straight from the histogram
+        if two:
+            usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
+                                   iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], order,
+                                   n_order, out)
+        else:
+            usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit,
+                                       iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                       order, n_order, st, out)
         if n_small:
             clear_bins(hist, hoff[f], order, n_order)
-        if out[R_SCORE] > -np.inf:
-            out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
-        return usable
-    if (not is_cat[f] and not need_real and classification and not known
-            and (crit == GINI or crit == ENTROPY or crit == MISCLASSIFICATION)
-            and _bin_empty(hist, hoff[f] + nb, classification, weighted)):
-        usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit, iparams[P_MIN_LEAF],
-                                   fparams[P_MIN_WEIGHT_LEAF], order, n_order, st, out)
-        if n_small:
-            clear_bins(hist, hoff[f], order, n_order)
-        if out[R_SCORE] > -np.inf:
-            out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
+        if out[lvl.R_SCORE] > -np.inf:
+            out[lvl.R_THR] = (np.inf if out[lvl.R_HI] < 0
+                              else np.float64(edges[f, int(out[lvl.R_LO])]))
         return usable
     u, mw, mn = summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw,
                                order, n_order)
     if n_small:
         clear_bins(hist, hoff[f], order, n_order)
     usable = _summary_opt(cfg[3], st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
-                          iparams[P_MULTIWAY] != 0, iparams[P_MIN_LEAF],
-                          fparams[P_MIN_WEIGHT_LEAF], need_real, iparams[P_MIN_COUNT],
-                          fparams[P_SMOOTH], fmap, n_codes[f], out, cfg[4])
-    if out[R_SCORE] > -np.inf and out[R_KIND] == KIND_NUMERIC:
-        out[R_THR] = np.inf if out[R_HI] < 0 else np.float64(edges[f, int(out[R_LO])])
+                          iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
+                          fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
+                          fparams[nd.P_SMOOTH], fmap, n_codes[f], out, cfg[4])
+    if out[lvl.R_SCORE] > -np.inf and out[lvl.R_KIND] == lvl.KIND_NUMERIC:
+        out[lvl.R_THR] = np.inf if out[lvl.R_HI] < 0 else np.float64(edges[f, int(out[lvl.R_LO])])
     return usable
 
 
@@ -441,10 +371,10 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
     is_cat = cfg[0]
     hoff, nbins, fcol, fwide = lay
     n_features = perm.shape[0]
-    cost_mode = iparams[P_COST_MODE]
-    select_test = iparams[P_SELECTION] == SELECT_TEST
-    avg_gain = iparams[P_AVERAGE_GAIN] != 0
-    penalty = iparams[P_PENALTY] != 0
+    cost_mode = iparams[nd.P_COST_MODE]
+    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
+    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
+    penalty = iparams[nd.P_PENALTY] != 0
     rules = avg_gain or penalty or select_test
     need_real = cost_mode != COST_NONE or rules
     draw_start(draw, n_features, nconst)
@@ -452,7 +382,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
     best_score = -np.inf
     found = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
         if f < 0:
             break
         fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
@@ -460,21 +390,21 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
                                  mask, n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
                                  absolute, afs, ajs, classification, weighted, sq)
         draw_result(draw, perm, usable)
-        if not usable or out[R_SCORE] == -np.inf:
+        if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
         if extras is not None and rules:
             fres[m, F_FEAT] = f
-            fres[m, F_SCORE] = out[R_REAL]
+            fres[m, F_SCORE] = out[lvl.R_REAL]
             fres[m, F_GAIN] = out[2]
-            fres[m, F_INFO] = out[R_SPLITINFO]
+            fres[m, F_INFO] = out[lvl.R_SPLITINFO]
             fres[m, F_OK] = 1.0
-            if penalty and out[R_KIND] == KIND_NUMERIC and out[R_TRIES] > 0:
-                fres[m, F_GAIN] -= math.log(out[R_TRIES]) / math.log(2.0) / wn
+            if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
+                fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
                 if fres[m, F_GAIN] <= 0.0:
                     fres[m, F_OK] = 0.0
                 if crit == GAIN_RATIO:
-                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[R_SPLITINFO] \
-                        if out[R_SPLITINFO] > 0.0 else -np.inf
+                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
+                        if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
                 else:
                     fres[m, F_SCORE] = fres[m, F_GAIN]
             if select_test:
@@ -483,9 +413,10 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
                                                   nbins[f], is_cat[f], nstats, wn, st, ws, iw)
             m += 1
             continue
-        sc = out[R_SCORE]
+        sc = out[lvl.R_SCORE]
         if extras is not None and cost_mode != COST_NONE:
-            sc = cost_score(max(out[R_REAL], 0.0), costs[f], cost_mode, fparams[P_COST_WEIGHT])
+            sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
+                            fparams[nd.P_COST_WEIGHT])
         if sc > best_score:
             best_score = sc
             found = True
@@ -518,8 +449,8 @@ def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
         return wn, store_values(tf, tv, node, nstats, wn, crit)
     imp, med = abs_rows(R, W, lo, hi, wn, afs, ajs)
     tv[node, 0] = med
-    tf[node, T_IMPURITY] = imp
-    tf[node, T_WEIGHT] = wn
+    tf[node, nd.T_IMPURITY] = imp
+    tf[node, nd.T_WEIGHT] = wn
     return wn, imp
 
 
@@ -537,19 +468,19 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     ajs = work[15]
     bmark, counts, starts, shares, pos = buffers
     hoff, nbins, fcol, fwide = lay
-    f = int(best[R_SCORE])
-    kind = int(best[R_KIND])
-    k = int(best[R_NB])
-    mb = int(best[R_MB])
-    lo_bin = int(best[R_LO])
-    thr = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    f = int(best[lvl.R_SCORE])
+    kind = int(best[lvl.R_KIND])
+    k = int(best[lvl.R_NB])
+    mb = int(best[lvl.R_MB])
+    lo_bin = int(best[lvl.R_LO])
+    thr = best[lvl.R_THR] if kind == lvl.KIND_NUMERIC else -2.0
     Bs, Cs, Rs, Ws, Vs = _side(bufs, d)
     Bd, Cd, Rd, Wd, Vd = _side(bufs, 1 - d)
     nb = nbins[f]
     n_all = mark_rows(Bs, lo, hi, fcol[f], fwide[f] != 0, nb, kind, lo_bin, mb, best_map, bmark,
                       counts, k)
     seen = counts[k] > 0
-    routed = iparams[P_MODE] == MISSING_M5
+    routed = iparams[nd.P_MODE] == lvl.MISSING_M5
     if extras is not None and routed and n_all > 0:
         # M5′: the missing rows go where their target fits (treelearn.engine.target_route)
         route_rows(Rs, Ws, lo, hi, bmark, counts, k, shares)
@@ -562,7 +493,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     if extras is not None and fractional:
         need = arena_top + starts[k]
         if need > Bs.shape[0]:
-            gs[G_NEED] = need
+            gs[nd.G_NEED] = need
             return NEED_ARENA, arena_top
         shares_of(Ws, lo, hi, bmark, k, shares)
         base = arena_top
@@ -586,7 +517,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
             cstats[q] = nstats[q] - cstats[q]
         wr = wn - wl
         imp_r = node_impurity(cstats, wr, crit)
-        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
                                            imp_r)
     else:
         dec = imp
@@ -597,17 +528,17 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
             else:
                 ic = node_impurity(cstats, wc, crit)
             dec -= (wc / wn) * ic
-        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
         return 0, arena_top - starts[k] if fractional else arena_top
-    ti[node, N_FEATURE] = f
-    ti[node, N_NB] = k
+    ti[node, nd.N_FEATURE] = f
+    ti[node, nd.N_NB] = k
     # M5′: prediction's branch comes from the node's average value, set after growth
-    ti[node, N_MB] = 0 if routed else mb
-    ti[node, N_KIND] = kind
-    ti[node, N_SEEN] = 1 if seen else 0
-    tf[node, T_THRESHOLD] = thr
-    tf[node, T_IMPROVEMENT] = improvement
+    ti[node, nd.N_MB] = 0 if routed else mb
+    ti[node, nd.N_KIND] = kind
+    ti[node, nd.N_SEEN] = 1 if seen else 0
+    tf[node, nd.T_THRESHOLD] = thr
+    tf[node, nd.T_IMPROVEMENT] = improvement
     return k, arena_top
 
 
@@ -770,9 +701,9 @@ def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fp
     if extras is None:
         return bufs, np.int64(0), arena_top, slot
     bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7],
-                      gs[G_NEED])
-    k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, T_WEIGHT],
-                              tf[node, T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
+                      gs[nd.G_NEED])
+    k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, nd.T_WEIGHT],
+                              tf[node, nd.T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
                               kid_lo, kid_hi, absolute, tcounts, extras)
     if k == 0:
         _release(free, nfree, slot)
@@ -840,8 +771,8 @@ def max_levels(n_levels):
 @noref
 def _may_split(n, depth, iparams):
     """Whether a child of ``n`` rows at ``depth`` can pass the size and depth rules."""
-    return (depth < iparams[P_MAX_DEPTH] and n >= iparams[P_MIN_SPLIT]
-            and n >= 2 * iparams[P_MIN_LEAF])
+    return (depth < iparams[nd.P_MAX_DEPTH] and n >= iparams[nd.P_MIN_SPLIT]
+            and n >= 2 * iparams[nd.P_MIN_LEAF])
 
 
 @noref
@@ -853,8 +784,8 @@ def _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, wor
     if k == 0:
         make_leaf(ti, tf, node)
         return
-    f = ti[node, N_FEATURE]
-    if ti[node, N_KIND] != KIND_NUMERIC:
+    f = ti[node, nd.N_FEATURE]
+    if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
         store_cats(cats, gs, ti, node, work[5], n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
     for b in range(k):
         need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
@@ -881,14 +812,14 @@ def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cat
     p = n_levels.shape[0]
     kmax = kid_lo.shape[0]
     codes_max = max_levels(n_levels)
-    while gs[G_TOP] > 0:
-        if gs[G_BUDGET] <= 0:
-            return RUN_BUDGET
+    while gs[nd.G_TOP] > 0:
+        if gs[nd.G_BUDGET] <= 0:
+            return nd.RUN_BUDGET
         if lacks_room(ti, cats, stack, gs, codes_max, kmax):
-            return RUN_ROOM
-        top = gs[G_TOP] - 1
-        if threads and (stack[top, S_HI] - stack[top, S_LO]) * p >= PARALLEL_MIN_WORK:
-            return RUN_LARGE
+            return nd.RUN_ROOM
+        top = gs[nd.G_TOP] - 1
+        if threads and (stack[top, nd.S_HI] - stack[top, nd.S_LO]) * p >= PARALLEL_MIN_WORK:
+            return nd.RUN_LARGE
         node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
         d = depth & 1
         k, n_total, arena_top2, slot = _process_serial(
@@ -897,19 +828,19 @@ def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cat
             kid_hi, absolute, classification, weighted, sq)
         if k == NEED_ARENA:
             pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
-            return RUN_ARENA
+            return nd.RUN_ARENA
         _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
                 n_levels, luts, lutoff)
         if k == 0:
             continue
         if absolute is None:
             _children_serial(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree,
-                             lay, sq, kid_slot, ti[node, N_NSAMP])
+                             lay, sq, kid_slot, ti[node, nd.N_NSAMP])
         else:
             for b in range(k):
                 kid_slot[b] = -1
         _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
-    return RUN_DONE
+    return nd.RUN_DONE
 
 
 @njit
@@ -922,7 +853,7 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
     done: :func:`_run_depth_first`, and what it hands back (tables to grow, large nodes on all
     threads, fractional splits needing room). Returns the arrays that may have been
     reallocated."""
-    gs[G_BUDGET] = iparams[P_CHUNK]
+    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
     n_levels = cfg[2]
     p = n_levels.shape[0]
     kmax = kid_lo.shape[0]
@@ -933,9 +864,9 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
                                   stack, gs, pool, free, nfree, threads, crit, iparams,
                                   fparams, work, buffers, kid_lo, kid_hi, kid_slot, need,
                                   absolute, classification, weighted, sq)
-        if status == RUN_DONE or status == RUN_BUDGET:
+        if status == nd.RUN_DONE or status == nd.RUN_BUDGET:
             break
-        if status == RUN_ROOM:
+        if status == nd.RUN_ROOM:
             ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
                                                        kmax)
             continue
@@ -945,7 +876,7 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
         n_total = 0
         arena_top2 = 0
         slot = -1
-        if status == RUN_LARGE:
+        if status == nd.RUN_LARGE:
             node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
             k, n_total, arena_top2, slot = _process_large(
                 bufs, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
@@ -953,28 +884,28 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
                 fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
             if k == NEED_ARENA:
                 pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
-                status = RUN_ARENA
-        if status == RUN_ARENA:
-            node = gs[G_PNODE]
-            depth = gs[G_PDEPTH]
-            n_total = gs[G_PTOTAL]
+                status = nd.RUN_ARENA
+        if status == nd.RUN_ARENA:
+            node = gs[nd.G_PNODE]
+            depth = gs[nd.G_PDEPTH]
+            n_total = gs[nd.G_PTOTAL]
             bufs, k, arena_top2, slot = _split_again(
-                bufs, depth & 1, ti, tf, gs, node, gs[G_PLO], gs[G_PHI], gs[G_PARENA], crit,
-                iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free,
-                nfree, gs[G_PSLOT], cfg[4])
+                bufs, depth & 1, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI], gs[nd.G_PARENA],
+                crit, iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free,
+                nfree, gs[nd.G_PSLOT], cfg[4])
         _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
                 n_levels, luts, lutoff)
         if k == 0:
             continue
         if absolute is None:
             _children(bufs, 1 - (depth & 1), slot, k, kid_lo, kid_hi, need, pool, free, nfree,
-                      lay, sq, priv, kid_slot, ti[node, N_NSAMP], p)
+                      lay, sq, priv, kid_slot, ti[node, nd.N_NSAMP], p)
         else:
             for b in range(k):
                 kid_slot[b] = -1
         _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
-    if gs[G_TOP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_TOP] == 0:
+        gs[nd.G_DONE] = 1
     return bufs, ti, tf, tv, cats, stack
 
 
@@ -987,35 +918,35 @@ def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv,
     """Best-first growth up to ``max_leaf_nodes`` leaves; a node is searched and its rows
     moved when it is created, its children made (and their histograms derived from its own,
     kept while it waits when the pool allows) when it is expanded."""
-    budget = iparams[P_CHUNK]
-    limit = iparams[P_MAX_LEAF_NODES]
+    budget = iparams[nd.P_CHUNK]
+    limit = iparams[nd.P_MAX_LEAF_NODES]
     p = cfg[2].shape[0]
     codes_max = max_levels(cfg[2])
-    if gs[G_NODES] == 0:
+    if gs[nd.G_NODES] == 0:
         z = np.int64(0)  # not the literal 0: see treelearn.engine.config
         ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, z + 1, codes_max)
-        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[G_ARENA], z)
+        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[nd.G_ARENA], z)
         bufs, cats, kids, heap = _open_best_first(
-            bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, z, gs[G_ARENA], z, z - 1,
+            bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, z, gs[nd.G_ARENA], z, z - 1,
             pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
             work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-        gs[G_LEAVES] = 1
-    while gs[G_HEAP] > 0 and budget > 0:
-        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
-        gs[G_HEAP] = size
-        k = ti[node, N_NB]
-        slot = ti[node, N_SLOT]
-        ti[node, N_SLOT] = -1
+        gs[nd.G_LEAVES] = 1
+    while gs[nd.G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
+        gs[nd.G_HEAP] = size
+        k = ti[node, nd.N_NB]
+        slot = ti[node, nd.N_SLOT]
+        ti[node, nd.N_SLOT] = -1
         if k == 0:
             _release(free, nfree, slot)
             continue
-        if gs[G_LEAVES] + k - 1 > limit:
+        if gs[nd.G_LEAVES] + k - 1 > limit:
             _release(free, nfree, slot)
             make_leaf(ti, tf, node)
             continue
-        gs[G_LEAVES] += k - 1
-        off = ti[node, N_KIDS]
-        depth = ti[node, N_DEPTH]
+        gs[nd.G_LEAVES] += k - 1
+        off = ti[node, nd.N_KIDS]
+        depth = ti[node, nd.N_DEPTH]
         ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
         for b in range(k):
             kid_lo[b] = kids[off + b, 0]
@@ -1023,7 +954,7 @@ def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv,
             need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
         if absolute is None:
             _children(bufs, (depth + 1) & 1, slot, k, kid_lo, kid_hi, need, pool, free,
-                      nfree, lay, sq, priv, kid_slot, ti[node, N_NSAMP], p)
+                      nfree, lay, sq, priv, kid_slot, ti[node, nd.N_NSAMP], p)
         else:
             for b in range(k):
                 kid_slot[b] = -1
@@ -1038,8 +969,8 @@ def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv,
                 bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, child, lo, hi, depth + 1,
                 cslot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
                 fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-    if gs[G_HEAP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_HEAP] == 0:
+        gs[nd.G_DONE] = 1
     return bufs, ti, tf, tv, cats, kids, heap
 
 
@@ -1053,27 +984,27 @@ def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node,
     too, with improvement 0, as scikit-learn's frontier holds them)."""
     d = depth & 1
     bufs, k, _, arena_top, slot = _step(
-        bufs, d, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, gs[G_ARENA], pool,
+        bufs, d, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, gs[nd.G_ARENA], pool,
         free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
         buffers, kid_lo, kid_hi, absolute, classification, weighted, sq, cfg[2].shape[0])
-    gs[G_ARENA] = arena_top
+    gs[nd.G_ARENA] = arena_top
     if k == 0:
         make_leaf(ti, tf, node)
-        tf[node, T_IMPROVEMENT] = 0.0
+        tf[node, nd.T_IMPROVEMENT] = 0.0
     else:
-        f = ti[node, N_FEATURE]
-        if ti[node, N_KIND] != KIND_NUMERIC:
+        f = ti[node, nd.N_FEATURE]
+        if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
             store_cats(cats, gs, ti, node, work[5], cfg[2][f], luts[lutoff[f]:lutoff[f + 1]])
-        off = gs[G_KIDS]
+        off = gs[nd.G_KIDS]
         kids = grow_rows(kids, off + k)
         for b in range(k):
             kids[off + b, 0] = kid_lo[b]
             kids[off + b, 1] = kid_hi[b]
-        ti[node, N_KIDS] = off
-        gs[G_KIDS] = off + k
-        ti[node, N_SLOT] = _keep(free, nfree, slot)
-    heap = grow_vector(heap, gs[G_HEAP] + 1)
-    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+        ti[node, nd.N_KIDS] = off
+        gs[nd.G_KIDS] = off + k
+        ti[node, nd.N_SLOT] = _keep(free, nfree, slot)
+    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
+    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
     return bufs, cats, kids, heap
 
 
@@ -1100,5 +1031,4 @@ def later_kernels(values: dict) -> list[tuple]:
     return [(kernel, signature(kernel, given)) for kernel, given in kernels]
 
 
-__all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES", "G_NODES",
-           "P_MAX_LEAF_NODES", "R_MB", "R_NB", "P_MIN_SPLIT"]
+__all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES"]

@@ -30,29 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
 from .config import noref, pjit, prange, tiny
 from .criteria import proxy_two, split_proxy
-from .levels import (
-    I_UCODE,
-    I_UN,
-    KIND_NUMERIC,
-    R_GAIN,
-    R_HI,
-    R_KIND,
-    R_LO,
-    R_MB,
-    R_NB,
-    R_REAL,
-    R_SCORE,
-    R_SPLITINFO,
-    R_TRIES,
-    SR_ENTRIES,
-    SR_LEFT,
-    SR_MISS,
-    SR_RIGHT,
-    SR_TOTAL,
-    W_UW,
-)
 
 # Slots of a fit's histogram layout ``lay`` (int64): per feature, its first histogram row,
 # number of value bins, first column in the bin matrix and width (1 or 2 bytes).
@@ -336,27 +316,27 @@ def summarize_hist(hist, f, hoff, nbins, classification, weighted, st, ws, iw, o
         cnt = hist[r, H - 1] if weighted else wt
         if cnt <= 0.0:
             continue
-        row = SR_ENTRIES + u
+        row = lvl.SR_ENTRIES + u
         if classification:
             for k in range(S):
                 st[row, k] = hist[r, k]
         else:
             st[row, 0] = hist[r, 1]
             st[row, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
-        ws[W_UW, u] = wt
-        iw[I_UN, u] = np.int64(cnt + 0.5)
-        iw[I_UCODE, u] = b
+        ws[lvl.W_UW, u] = wt
+        iw[lvl.I_UN, u] = np.int64(cnt + 0.5)
+        iw[lvl.I_UCODE, u] = b
         u += 1
     r = base + nb
     if classification:
         mw = 0.0
         for k in range(S):
-            st[SR_MISS, k] = hist[r, k]
+            st[lvl.SR_MISS, k] = hist[r, k]
             mw += hist[r, k]
     else:
         mw = hist[r, 0]
-        st[SR_MISS, 0] = hist[r, 1]
-        st[SR_MISS, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
+        st[lvl.SR_MISS, 0] = hist[r, 1]
+        st[lvl.SR_MISS, 1] = hist[r, 2] if H - (1 if weighted else 0) > 2 else 0.0
     mc = hist[r, H - 1] if weighted else mw
     return u, mw, np.int64(mc + 0.5)
 
@@ -382,26 +362,26 @@ def _bin_two(hist, r, classification, weighted, H):
 @tiny
 def _no_cut(out):
     """Reset the result slots a search fills (no cut yet)."""
-    out[R_SCORE] = -np.inf
-    out[R_REAL] = -np.inf
-    out[R_GAIN] = -np.inf
-    out[R_TRIES] = 0.0
-    out[R_SPLITINFO] = 0.0
+    out[lvl.R_SCORE] = -np.inf
+    out[lvl.R_REAL] = -np.inf
+    out[lvl.R_GAIN] = -np.inf
+    out[lvl.R_TRIES] = 0.0
+    out[lvl.R_SPLITINFO] = 0.0
 
 
 @tiny
 def _cut(out, tries, best, best_b, best_next, best_nl, ntot):
     """Write the best cut (after bin ``best_b``; ``best_next`` the next bin with rows) as the
     summary search writes it; the missing branch is the side with more rows."""
-    out[R_TRIES] = tries
+    out[lvl.R_TRIES] = tries
     if best_b < 0:
         return
-    out[R_SCORE] = best
-    out[R_KIND] = KIND_NUMERIC
-    out[R_NB] = 2
-    out[R_MB] = 0 if best_nl > ntot - best_nl else 1
-    out[R_LO] = best_b
-    out[R_HI] = best_next
+    out[lvl.R_SCORE] = best
+    out[lvl.R_KIND] = lvl.KIND_NUMERIC
+    out[lvl.R_NB] = 2
+    out[lvl.R_MB] = 0 if best_nl > ntot - best_nl else 1
+    out[lvl.R_LO] = best_b
+    out[lvl.R_HI] = best_next
 
 
 @noref
@@ -500,8 +480,8 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
     _no_cut(out)
     n_it = nb if n_order < 0 else n_order
     for k in range(S):
-        st[SR_TOTAL, k] = 0.0
-        st[SR_LEFT, k] = 0.0
+        st[lvl.SR_TOTAL, k] = 0.0
+        st[lvl.SR_LEFT, k] = 0.0
     wtot = 0.0
     ntot = 0
     u = 0
@@ -517,7 +497,7 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
         if cnt <= 0.0:
             continue
         for k in range(S):
-            st[SR_TOTAL, k] += hist[r, k]
+            st[lvl.SR_TOTAL, k] += hist[r, k]
         wtot += wt
         ntot += np.int64(cnt + 0.5)
         u += 1
@@ -550,7 +530,7 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
             break
         e += 1
         for k in range(S):
-            st[SR_LEFT, k] += hist[r, k]
+            st[lvl.SR_LEFT, k] += hist[r, k]
         wl += wt
         nl += np.int64(cnt + 0.5)
         wr = wtot - wl
@@ -561,8 +541,8 @@ def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
             continue
         tries += 1
         for k in range(S):
-            st[SR_RIGHT, k] = st[SR_TOTAL, k] - st[SR_LEFT, k]
-        sc = split_proxy(st[SR_LEFT], st[SR_RIGHT], wl, wr, crit, 0.0)
+            st[lvl.SR_RIGHT, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_LEFT, k]
+        sc = split_proxy(st[lvl.SR_LEFT], st[lvl.SR_RIGHT], wl, wr, crit, 0.0)
         if sc > best:
             best = sc
             best_b = b

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
+from . import nodes as nd
 from .config import EPSILON, njit
 from .criteria import impurity_improvement, node_impurity
 from .grow_hist import search_node_hist
@@ -39,8 +41,7 @@ from .hist import (
     mask_order,
     move_rows,
 )
-from .levels import KIND_NUMERIC, R_KIND, R_LO, R_MB, R_NB, R_SCORE, R_THR
-from .nodes import P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, splittable
+from .nodes import splittable
 
 # Slots of a node's result row.
 (L_FOUND, L_WEIGHT, L_COUNT, L_IMPURITY, L_FEATURE, L_KIND, L_NB, L_MB, L_LO_BIN, L_THR,
@@ -164,14 +165,14 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
     S = nstats.shape[0]
     best = work[7]
     best_map = work[5]
-    f = int(best[R_SCORE])
-    kind = int(best[R_KIND])
-    k = int(best[R_NB])
-    mb = int(best[R_MB])
-    lo_bin = int(best[R_LO])
+    f = int(best[lvl.R_SCORE])
+    kind = int(best[lvl.R_KIND])
+    k = int(best[lvl.R_NB])
+    mb = int(best[lvl.R_MB])
+    lo_bin = int(best[lvl.R_LO])
     nb = nbins[f]
     for c in range(nb):
-        fmap_out[c] = best_map[c] if kind != KIND_NUMERIC else -1
+        fmap_out[c] = best_map[c] if kind != lvl.KIND_NUMERIC else -1
     child_stats(hist, f, hoff, nbins, kind, lo_bin, mb, best_map, k, S, classification,
                 weighted, cstats, cw, cn)
     # weighted impurity decrease, scikit-learn's definition (two-way: right = parent - left)
@@ -180,15 +181,15 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
             cstats[1, q] = nstats[q] - cstats[0, q]
         wl = cw[0]
         wr = wn - wl
-        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl,
+        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl,
                                            node_impurity(cstats[0], wl, crit), wr,
                                            node_impurity(cstats[1], wr, crit))
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
             dec -= (cw[b] / wn) * node_impurity(cstats[b], cw[b], crit)
-        improvement = (wn / fparams[P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
+    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
         return
     r_miss = hoff[f] + nb
     miss = 0.0  # weight of the node's rows whose split value is missing
@@ -203,7 +204,7 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
     res[L_NB] = k
     res[L_MB] = mb
     res[L_LO_BIN] = lo_bin
-    res[L_THR] = best[R_THR] if kind == KIND_NUMERIC else -2.0
+    res[L_THR] = best[lvl.R_THR] if kind == lvl.KIND_NUMERIC else -2.0
     res[L_IMPROVEMENT] = improvement
     res[L_SEEN] = 1.0 if miss > 0.0 else 0.0
 
@@ -253,7 +254,7 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
     res[L_NCONST] = n_total
     if not found:
         return
-    f = int(work[7][R_SCORE])
+    f = int(work[7][lvl.R_SCORE])
     mask = work[17]
     order = work[16]
     hist_feature_rows(B, C, R, W, lo, hi, scratch, hoff, fcol, fwide, True, f, mask)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
 from .config import njit, noref, tiny
 from .criteria import SDR, SQUARED_ERROR, node_impurity
-from .levels import C45_SLACK, MISSING_C45
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -225,8 +225,8 @@ def splittable(n, wn, imp, depth, iparams, fparams, eps):
     and the rows counted include the fractional copies of missing values, which a split on a
     many-level feature hands to each of its branches (at 100k rows and a 1,000-level column,
     146k such children were searched in vain: 10.8M entries)."""
-    if iparams[P_MODE] == MISSING_C45 and \
-            wn < 2.0 * iparams[P_MIN_LEAF] * C45_SLACK * (1.0 - 1e-12):
+    if iparams[P_MODE] == lvl.MISSING_C45 and \
+            wn < 2.0 * iparams[P_MIN_LEAF] * lvl.C45_SLACK * (1.0 - 1e-12):
         return False
     return not (depth >= iparams[P_MAX_DEPTH] or n < iparams[P_MIN_SPLIT]
                 or n < 2 * iparams[P_MIN_LEAF] or wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF]

@@ -48,29 +48,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
+from . import nodes as nd
 from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
 from .exact import search_numeric
-from .levels import MISSING_LEARN, R_MB, R_SCORE, R_THR, keep_best
-from .nodes import (
-    G_BUDGET,
-    G_DONE,
-    G_NODES,
-    G_TOP,
-    P_CHUNK,
-    P_MAX_FEATURES,
-    P_MIN_LEAF,
-    P_MIN_WEIGHT_LEAF,
-    P_MODE,
-    P_RANDOM,
-    RUN_BUDGET,
-    RUN_DONE,
-    RUN_ROOM,
-    grow_rows,
-    make_leaf,
-    pop_node,
-    push,
-    splittable,
-)
+from .levels import keep_best
+from .nodes import grow_rows, make_leaf, pop_node, push, splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import open_samples, record_split, refused, two_way_improvement
 
@@ -278,8 +261,8 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
      rng, afs, ajs) = work
     m = hi - lo
     S = nstats.shape[0]
-    mode = iparams[P_MODE]
-    random_split = iparams[P_RANDOM] != 0
+    mode = iparams[nd.P_MODE]
+    random_split = iparams[nd.P_RANDOM] != 0
     z = np.int64(0)  # not the literal 0: see treelearn.engine.config
     _node_payload(samples, lo, m, tgt, nC, nR, nW)
     draw_start(draw, perm.shape[0], nconst)
@@ -287,7 +270,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
     found = False
     seen = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
         if f < 0:
             break
         kmin, kmax, nm = _gather(ranks, f, samples, lo, m, nan_rank[f], keys, nC, nR, nW, bC,
@@ -300,7 +283,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
         mx = values[off + kmax]
         one_value = mx <= mn + FEATURE_THRESHOLD
         # the presorted engine's checks: the random splitter's, then search_numeric's
-        if one_value and (random_split or not (mode == MISSING_LEARN and nm > 0)):
+        if one_value and (random_split or not (mode == lvl.MISSING_LEARN and nm > 0)):
             draw_result(draw, perm, np.bool_(False))
             continue
         rand_thr = np.nan
@@ -311,13 +294,13 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
         for a in range(m):
             bV[0, a] = values[off + keys[a]]
         usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
-                                mode, iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF],
+                                mode, iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
                                 rand_thr, np.bool_(False), out, extras)
         draw_result(draw, perm, usable)
-        if not usable or out[R_SCORE] == -np.inf:
+        if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
-        if out[R_SCORE] > best_score:
-            best_score = out[R_SCORE]
+        if out[lvl.R_SCORE] > best_score:
+            best_score = out[lvl.R_SCORE]
             found = True
             seen = nm > 0
             keep_best(best, out, f, best_left, st, S, best_map, fmap, z)
@@ -342,9 +325,9 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     improvement = two_way_improvement(work, wn, imp, crit, fparams)
     if refused(improvement, fparams):
         return -1, n_total
-    f = int(best[R_SCORE])
-    thr = best[R_THR]
-    mb = int(best[R_MB])
+    f = int(best[lvl.R_SCORE])
+    thr = best[lvl.R_THR]
+    mb = int(best[lvl.R_MB])
     off = offsets[f]
     nan_r = nan_rank[f]
     # stable partition: left the known values at most the threshold, and the missing ones
@@ -374,11 +357,11 @@ def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, f
     take some forty arrays: counting them cost a third of a fully grown tree's fit); returns
     ``RUN_ROOM`` when its caller must grow the node table or the stack, else ``RUN_DONE`` or
     ``RUN_BUDGET``. A node of ``m`` rows costs ``8 m + 64`` units of work."""
-    while gs[G_TOP] > 0:
-        if gs[G_BUDGET] <= 0:
-            return RUN_BUDGET
-        if gs[G_NODES] + 1 > ti.shape[0] or gs[G_TOP] + 2 > stack.shape[0]:
-            return RUN_ROOM
+    while gs[nd.G_TOP] > 0:
+        if gs[nd.G_BUDGET] <= 0:
+            return nd.RUN_BUDGET
+        if gs[nd.G_NODES] + 1 > ti.shape[0] or gs[nd.G_TOP] + 2 > stack.shape[0]:
+            return nd.RUN_ROOM
         node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
         mid, n_total = process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
                                       nconst, crit, iparams, fparams, work, extras)
@@ -387,7 +370,7 @@ def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, f
             continue
         push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
         push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
-    return RUN_DONE
+    return nd.RUN_DONE
 
 
 @njit
@@ -397,16 +380,16 @@ def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, ipa
     """Depth-first growth (scikit-learn's order and numbering), one chunk of work:
     :func:`_run_depth_first` and the table growth it asks for. Returns the arrays that may
     have been reallocated."""
-    gs[G_BUDGET] = iparams[P_CHUNK]
+    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
     while _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                           work, extras) == RUN_ROOM:
-        need = gs[G_NODES] + 1
+                           work, extras) == nd.RUN_ROOM:
+        need = gs[nd.G_NODES] + 1
         ti = grow_rows(ti, need)
         tf = grow_rows(tf, need)
         tv = grow_rows(tv, need)
-        stack = grow_rows(stack, gs[G_TOP] + 2)
-    if gs[G_TOP] == 0:
-        gs[G_DONE] = 1
+        stack = grow_rows(stack, gs[nd.G_TOP] + 2)
+    if gs[nd.G_TOP] == 0:
+        gs[nd.G_DONE] = 1
     return ti, tf, tv, stack
 
 

@@ -10,20 +10,11 @@ after the search they do the same thing, written once here, and their node loops
 
 from __future__ import annotations
 
+from . import levels as lvl
+from . import nodes as nd
 from .config import EPSILON, njit
 from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
-from .levels import R_WLEFT
-from .nodes import (
-    N_FEATURE,
-    N_MB,
-    N_NB,
-    N_SEEN,
-    P_MIN_IMPURITY_DECREASE,
-    P_TOTAL_WEIGHT,
-    T_IMPROVEMENT,
-    T_THRESHOLD,
-    store_values,
-)
+from .nodes import store_values
 
 
 @njit
@@ -63,31 +54,31 @@ def two_way_improvement(work, wn, imp, crit, fparams):
     best = work[7]
     best_left = work[8]
     right = work[0][1]  # the stats workspace's second row: the statistics' width
-    wl = best[R_WLEFT]
+    wl = best[lvl.R_WLEFT]
     wr = wn - wl
     for k in range(nstats.shape[0]):
         right[k] = nstats[k] - best_left[k]
     imp_l = node_impurity(best_left, wl, crit)
     imp_r = node_impurity(right, wr, crit)
-    return impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+    return impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
 
 
 @njit
 def refused(improvement, fparams):
     """Whether a split's improvement falls short of ``min_impurity_decrease``."""
-    return improvement + EPSILON < fparams[P_MIN_IMPURITY_DECREASE]
+    return improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]
 
 
 @njit
 def record_split(ti, tf, node, f, thr, mb, seen, improvement):
     """Store the node's numeric two-way split: feature, threshold, the branch of missing
     values (0 left, 1 right), whether any were met at the node, and the improvement."""
-    ti[node, N_FEATURE] = f
-    ti[node, N_NB] = 2
-    ti[node, N_MB] = mb
-    ti[node, N_SEEN] = 1 if seen else 0
-    tf[node, T_THRESHOLD] = thr
-    tf[node, T_IMPROVEMENT] = improvement
+    ti[node, nd.N_FEATURE] = f
+    ti[node, nd.N_NB] = 2
+    ti[node, nd.N_MB] = mb
+    ti[node, nd.N_SEEN] = 1 if seen else 0
+    tf[node, nd.T_THRESHOLD] = thr
+    tf[node, nd.T_IMPROVEMENT] = improvement
 
 
 @njit

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import levels as lvl
+from . import nodes as nd
 from .abserr import (
     F_GHI,
     F_GLO,
@@ -31,36 +33,8 @@ from .abserr import (
 from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
 from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
 from .exact import scan_numeric
-from .levels import (
-    R_SCORE,
-    R_THR,
-    R_TRIES,
-    SR_MISS,
-    SR_TOTAL,
-    keep_best,
-)
+from .levels import keep_best
 from .nodes import (
-    G_BUDGET,
-    G_DONE,
-    G_HEAP,
-    G_LEAVES,
-    G_NODES,
-    G_TOP,
-    N_DEPTH,
-    N_HI,
-    N_KIDS,
-    N_LO,
-    N_NB,
-    P_CHUNK,
-    P_MAX_FEATURES,
-    P_MAX_LEAF_NODES,
-    P_MIN_LEAF,
-    P_MIN_WEIGHT_LEAF,
-    P_RANDOM,
-    P_TOTAL_WEIGHT,
-    T_IMPROVEMENT,
-    T_IMPURITY,
-    T_WEIGHT,
     grow_rows,
     grow_vector,
     heap_pop,
@@ -233,9 +207,9 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
     sc, real, kind, nb, mb, clo, chi, usable = search_codes_abs(
         codes, ys, yw, m, max(g + 1, 1), np.bool_(False), imp, np.int64(0), np.bool_(False),
         min_leaf, min_wleaf, np.zeros(1, dtype=np.int64), afs, ajs)
-    out[R_SCORE] = sc
+    out[lvl.R_SCORE] = sc
     if sc > -np.inf:
-        out[R_THR] = midpoint(np.float32(last[clo]), np.float32(first[chi]))
+        out[lvl.R_THR] = midpoint(np.float32(last[clo]), np.float32(first[chi]))
     _ = nb, mb, kind, real, usable
     return sc
 
@@ -268,12 +242,12 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
             bC[0, p] = ycls[s]
     V = bvals.reshape(1, nnz)
     z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-    random_split = iparams[P_RANDOM] != 0
+    random_split = iparams[nd.P_RANDOM] != 0
     draw_start(draw, n_features, nconst)
     best_score = -np.inf
     found = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
         if f < 0:
             break
         mn, mx = sparse_feature_range(offsets, bvals, f, nn)
@@ -284,11 +258,11 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
         rand_thr = np.nan
         if random_split:
             rand_thr = random_threshold(mn, mx, rng)
-        out[R_SCORE] = -np.inf
-        out[R_TRIES] = 0.0
+        out[lvl.R_SCORE] = -np.inf
+        out[lvl.R_TRIES] = 0.0
         if absolute is not None:
             sc = _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp,
-                             iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], out, afs, ajs)
+                             iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], out, afs, ajs)
         else:
             a = offsets[f]
             b = offsets[f + 1]
@@ -297,28 +271,28 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
                 zpos += 1
             # the zeros: the node's statistics minus the non-zeros'
             for k in range(S):
-                st[SR_TOTAL, k] = nstats[k]
-                st[SR_MISS, k] = nstats[k]
+                st[lvl.SR_TOTAL, k] = nstats[k]
+                st[lvl.SR_MISS, k] = nstats[k]
             zw = wn
             for p in range(a, b):
                 s = bsamps[p]
                 x = w[s]
                 if is_reg:
                     y = yreg[s]
-                    st[SR_MISS, 0] -= x * y
-                    st[SR_MISS, 1] -= x * y * y
+                    st[lvl.SR_MISS, 0] -= x * y
+                    st[lvl.SR_MISS, 1] -= x * y * y
                 else:
-                    st[SR_MISS, ycls[s]] -= x
+                    st[lvl.SR_MISS, ycls[s]] -= x
                 zw -= x
             if is_reg:
                 sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
+                                  iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
                                   None, 0.0, -np.inf, out)
             else:
                 sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  iparams[P_MIN_LEAF], fparams[P_MIN_WEIGHT_LEAF], rand_thr,
+                                  iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
                                   None, 0.0, -np.inf, out)
         if sc > best_score:
             best_score = sc
@@ -343,8 +317,8 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
         wn = sample_stats(samples, lo, hi, ycls, yreg, w, nstats, np.bool_(True))
         imp, med = _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs)
         tv[node, 0] = med
-        tf[node, T_IMPURITY] = imp
-        tf[node, T_WEIGHT] = wn
+        tf[node, nd.T_IMPURITY] = imp
+        tf[node, nd.T_WEIGHT] = wn
     else:
         wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
@@ -353,8 +327,8 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
                                    fparams, work, mark, absolute)
     if not found:
         return -1, n_total
-    f = int(best[R_SCORE])
-    thr = best[R_THR]
+    f = int(best[lvl.R_SCORE])
+    thr = best[lvl.R_THR]
     for i in range(lo, hi):
         s = samples[i]
         mark[s] = sparse_value(indptr, indices, values, s, f) <= thr
@@ -376,7 +350,7 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
         wr = wn - wl
         imp_l, _ = _abs_of(order, np.int64(0), nl, yreg, w, wl, afs, ajs)
         imp_r, _ = _abs_of(order, nl, hi - lo, yreg, w, wr, afs, ajs)
-        improvement = impurity_improvement(fparams[P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
                                            imp_r)
     else:
         improvement = two_way_improvement(work, wn, imp, crit, fparams)
@@ -396,14 +370,14 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
 def grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams,
                             fparams, work, absolute):
     """Depth-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work."""
-    gs[G_BUDGET] = iparams[P_CHUNK]
-    while gs[G_TOP] > 0 and gs[G_BUDGET] > 0:
-        need = gs[G_NODES] + 1
+    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
+    while gs[nd.G_TOP] > 0 and gs[nd.G_BUDGET] > 0:
+        need = gs[nd.G_NODES] + 1
         if need > ti.shape[0]:
             ti = grow_rows(ti, need)
             tf = grow_rows(tf, need)
             tv = grow_rows(tv, need)
-        stack = grow_rows(stack, gs[G_TOP] + 2)
+        stack = grow_rows(stack, gs[nd.G_TOP] + 2)
         # a sparse row's work is charged as 8 features' (its non-zeros are few)
         node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
         mid, n_total = process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
@@ -413,8 +387,8 @@ def grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, ipa
             continue
         push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
         push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
-    if gs[G_TOP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_TOP] == 0:
+        gs[nd.G_DONE] = 1
     return ti, tf, tv, stack
 
 
@@ -424,9 +398,9 @@ def grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs, crit, ipara
     """Best-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work; a
     node's children are opened when it is expanded, its samples partitioned when it is
     searched."""
-    gs[G_BUDGET] = iparams[P_CHUNK]
-    limit = iparams[P_MAX_LEAF_NODES]
-    if gs[G_NODES] == 0:
+    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
+    limit = iparams[nd.P_MAX_LEAF_NODES]
+    if gs[nd.G_NODES] == 0:
         z = np.int64(0)  # not the literal 0: see treelearn.engine.config
         ti = grow_rows(ti, z + 1)
         tf = grow_rows(tf, z + 1)
@@ -435,34 +409,34 @@ def grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs, crit, ipara
         node = new_node(ti, tf, gs, z - 1, z, z, z, n, z)
         heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, z, n, z, crit,
                                 iparams, fparams, work, absolute)
-        gs[G_LEAVES] = 1
-    while gs[G_HEAP] > 0 and gs[G_BUDGET] > 0:
-        node, size = heap_pop(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT])
-        gs[G_HEAP] = size
-        if ti[node, N_NB] == 0:
+        gs[nd.G_LEAVES] = 1
+    while gs[nd.G_HEAP] > 0 and gs[nd.G_BUDGET] > 0:
+        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
+        gs[nd.G_HEAP] = size
+        if ti[node, nd.N_NB] == 0:
             continue
-        if gs[G_LEAVES] + 1 > limit:
+        if gs[nd.G_LEAVES] + 1 > limit:
             make_leaf(ti, tf, node)
             continue
-        gs[G_LEAVES] += 1
-        need = gs[G_NODES] + 2
+        gs[nd.G_LEAVES] += 1
+        need = gs[nd.G_NODES] + 2
         if need > ti.shape[0]:
             ti = grow_rows(ti, need)
             tf = grow_rows(tf, need)
             tv = grow_rows(tv, need)
-        lo = ti[node, N_LO]
-        hi = ti[node, N_HI]
-        mid = ti[node, N_KIDS]  # the partition point
-        depth = ti[node, N_DEPTH]
-        gs[G_BUDGET] -= (hi - lo) * 8 + 64
+        lo = ti[node, nd.N_LO]
+        hi = ti[node, nd.N_HI]
+        mid = ti[node, nd.N_KIDS]  # the partition point
+        depth = ti[node, nd.N_DEPTH]
+        gs[nd.G_BUDGET] -= (hi - lo) * 8 + 64
         left = new_node(ti, tf, gs, node, np.int64(0), depth + 1, lo, mid, np.int64(0))
         right = new_node(ti, tf, gs, node, np.int64(1), depth + 1, mid, hi, np.int64(0))
         heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid,
                                 depth + 1, crit, iparams, fparams, work, absolute)
         heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi,
                                 depth + 1, crit, iparams, fparams, work, absolute)
-    if gs[G_HEAP] == 0:
-        gs[G_DONE] = 1
+    if gs[nd.G_HEAP] == 0:
+        gs[nd.G_DONE] = 1
     return ti, tf, tv, heap
 
 
@@ -473,9 +447,9 @@ def _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, dep
                             crit, iparams, fparams, work, absolute)
     if mid < 0:
         make_leaf(ti, tf, node)
-        tf[node, T_IMPROVEMENT] = 0.0
+        tf[node, nd.T_IMPROVEMENT] = 0.0
     else:
-        ti[node, N_KIDS] = mid
-    heap = grow_vector(heap, gs[G_HEAP] + 1)
-    gs[G_HEAP] = heap_push(heap, gs[G_HEAP], tf[:, T_IMPROVEMENT], node)
+        ti[node, nd.N_KIDS] = mid
+    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
+    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
     return heap
