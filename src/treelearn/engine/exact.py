@@ -26,21 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import criteria as crt
 from . import levels as lvl
 from .config import FEATURE_THRESHOLD, noref, tiny
-from .criteria import (
-    CHI2,
-    ENTROPY,
-    GAIN_RATIO,
-    GINI,
-    MISCLASSIFICATION,
-    SDR,
-    SQUARED_ERROR,
-    midpoint,
-    plog2p,
-    proxy_two,
-    split_proxy,
-)
+from .criteria import midpoint, plog2p, proxy_two, split_proxy
 from .levels import (
     c45_score,
     known_gain,
@@ -103,25 +92,25 @@ def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
                          st[lvl.SR_TOT2], c45, pimp)
     # The common criteria written out: a call with array arguments per cut costs more than
     # the formula (reference counting). Same operations as split_proxy (tests compare).
-    if crit == SQUARED_ERROR:
+    if crit == crt.SQUARED_ERROR:
         left = st[lvl.SR_LEFT, 0]
         right = st[lvl.SR_RIGHT, 0]
         return left * left / wl + right * right / wr
-    if crit == GINI:
+    if crit == crt.GINI:
         sql = 0.0
         sqr = 0.0
         for k in range(S):
             sql += st[lvl.SR_LEFT, k] * st[lvl.SR_LEFT, k]
             sqr += st[lvl.SR_RIGHT, k] * st[lvl.SR_RIGHT, k]
         return -wr * (1.0 - sqr / (wr * wr)) - wl * (1.0 - sql / (wl * wl))
-    if crit == ENTROPY:
+    if crit == crt.ENTROPY:
         hl = 0.0
         hr = 0.0
         for k in range(S):
             hl -= plog2p(st[lvl.SR_LEFT, k], wl)
             hr -= plog2p(st[lvl.SR_RIGHT, k], wr)
         return -wr * hr - wl * hl
-    if crit == MISCLASSIFICATION:
+    if crit == crt.MISCLASSIFICATION:
         ml = 0.0
         mr = 0.0
         for k in range(S):
@@ -324,8 +313,8 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         for k in range(S):
             st[lvl.SR_TOTAL, k] = stats[k]
         # Missing values right (or none): every cut ...
-        if S == 2 and np.isnan(rand_thr) and (crit == GINI or crit == ENTROPY
-                                              or crit == SQUARED_ERROR or crit == SDR):
+        if S == 2 and np.isnan(rand_thr) and (crit == crt.GINI or crit == crt.ENTROPY
+                                              or crit == crt.SQUARED_ERROR or crit == crt.SDR):
             best = scan_two(V, C, R, W, f, lo, hk, st, wn, nn, crit, min_leaf, min_wleaf,
                             best, out)
         else:
@@ -401,7 +390,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             out[lvl.R_SPLITINFO] = split_info(pw, np.int64(2), mw)
             out[lvl.R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw, st[lvl.SR_TOT2], c45, pimp)
         else:
-            base = ENTROPY if crit == GAIN_RATIO or crit == CHI2 else crit
+            base = crt.ENTROPY if crit == crt.GAIN_RATIO or crit == crt.CHI2 else crit
             out[lvl.R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp)
             out[lvl.R_SPLITINFO] = split_info(pw, np.int64(2), 0.0)
             out[lvl.R_REAL] = real_score(pair, pw, np.int64(2), crit, pimp)

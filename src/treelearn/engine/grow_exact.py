@@ -27,16 +27,12 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_node, search_feature_abs
 from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
-from .criteria import (
-    ENTROPY,
-    GAIN_RATIO,
-    impurity_improvement,
-    node_impurity,
-)
+from .criteria import impurity_improvement, node_impurity
 from .exact import (
     fractional_shares,
     mark_branches,
@@ -62,6 +58,7 @@ from .nodes import (
     push,
     splittable,
     store_cats,
+    store_split,
     store_values,
 )
 from .random import (
@@ -187,7 +184,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
                 draw_result(draw, perm, np.bool_(False))
                 continue
             rand_thr = random_threshold(V[f, lo], V[f, hk - 1], rng)
-        fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+        fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
         usable = _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp,
                                  iparams, fparams, rand_thr, need_real, fmap, out, absolute,
                                  afs, ajs)
@@ -195,21 +192,7 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
         if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
         if extras is not None and rules:
-            fres[m, F_FEAT] = f
-            fres[m, F_SCORE] = out[lvl.R_REAL]
-            fres[m, F_GAIN] = out[lvl.R_GAIN]
-            fres[m, F_INFO] = out[lvl.R_SPLITINFO]
-            fres[m, F_OK] = 1.0
-            if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
-                # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
-                fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
-                if fres[m, F_GAIN] <= 0.0:
-                    fres[m, F_OK] = 0.0
-                if crit == GAIN_RATIO:
-                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
-                        if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
-                else:
-                    fres[m, F_SCORE] = fres[m, F_GAIN]
+            note_candidate(fres, m, f, out, penalty, crit, wn)
             if select_test:
                 fres[m, F_LOGP] = feature_log_pvalue(V, C, R, W, f, lo, hi, is_cat[f],
                                                      nstats, wn, crit, st, ws, iw)
@@ -233,11 +216,33 @@ def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparam
     f = int(fres[winner, F_FEAT])
     # Search the winner again for its level map and left statistics (its results were
     # overwritten by the features examined after it).
-    fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+    fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
     _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp, iparams, fparams,
                     rand_thr, np.bool_(True), fmap, out, absolute, afs, ajs)
     keep_best(best, out, f, best_left, st, S, best_map, fmap, n_codes[f])
     return True, n_total
+
+
+@tiny
+def note_candidate(fres, m, f, out, penalty, crit, wn):
+    """Feature ``f``'s best test (``out``) as candidate ``m`` of the node-level rules
+    (:func:`_choose`; every dense layout's node search): its score, gain and split
+    information, and whether it may win."""
+    fres[m, F_FEAT] = f
+    fres[m, F_SCORE] = out[lvl.R_REAL]
+    fres[m, F_GAIN] = out[lvl.R_GAIN]
+    fres[m, F_INFO] = out[lvl.R_SPLITINFO]
+    fres[m, F_OK] = 1.0
+    if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
+        # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
+        fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
+        if fres[m, F_GAIN] <= 0.0:
+            fres[m, F_OK] = 0.0
+        if crit == crt.GAIN_RATIO:
+            fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
+                if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
+        else:
+            fres[m, F_SCORE] = fres[m, F_GAIN]
 
 
 @noref
@@ -277,7 +282,7 @@ def _choose(fres, m, avg_gain, select_test, wn, fparams, crit):
     for j in range(m):
         if fres[j, F_OK] <= 0.0 or fres[j, F_GAIN] < threshold:
             continue
-        if avg_gain and crit == GAIN_RATIO and fres[j, F_INFO] <= C45_EPSILON:
+        if avg_gain and crit == crt.GAIN_RATIO and fres[j, F_INFO] <= C45_EPSILON:
             continue
         if fres[j, F_SCORE] > best_sc:
             best_sc = fres[j, F_SCORE]
@@ -422,14 +427,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
     if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
         return 0, arena_top - starts[k] if fractional else arena_top
-    ti[node, nd.N_FEATURE] = f
-    ti[node, nd.N_NB] = k
     # M5′: prediction's branch comes from the node's average value, set after growth
-    ti[node, nd.N_MB] = 0 if routed else mb
-    ti[node, nd.N_KIND] = kind
-    ti[node, nd.N_SEEN] = 1 if nm > 0 else 0
-    tf[node, nd.T_THRESHOLD] = thr
-    tf[node, nd.T_IMPROVEMENT] = improvement
+    store_split(ti, tf, node, f, k, kind, 0 if routed else mb, nm > 0, thr, improvement)
     return k, arena_top
 
 

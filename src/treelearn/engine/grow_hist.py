@@ -31,39 +31,26 @@ whatever allocates (tables to grow, a large node's threads, larger buffers).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import overload
 
+from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_rows, search_rows_abs
 from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
-from .criteria import (
-    ENTROPY,
-    GAIN_RATIO,
-    GINI,
-    MISCLASSIFICATION,
-    SDR,
-    SQUARED_ERROR,
-    impurity_improvement,
-    node_impurity,
-)
+from .criteria import impurity_improvement, node_impurity
 from .grow_exact import (
     COST_NONE,
     F_FEAT,
-    F_GAIN,
-    F_INFO,
     F_LOGP,
-    F_OK,
-    F_SCORE,
     NEED_ARENA,
     SELECT_TEST,
     _choose,
     _room,
     cost_score,
+    note_candidate,
     room_depth_first,
 )
 from .hist import (
@@ -98,6 +85,7 @@ from .nodes import (
     push,
     splittable,
     store_cats,
+    store_split,
     store_values,
 )
 from .random import draw_finish, draw_next, draw_result, draw_start
@@ -299,10 +287,10 @@ def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order
     # C4.5's and M5′'s scores of unknown values are not the fast scans' proxies
     known = mode == lvl.MISSING_C45 or mode == lvl.MISSING_M5
     plain = not is_cat[f] and not need_real and not known
-    two = plain and st.shape[1] == 2 and (crit == GINI or crit == ENTROPY
-                                          or crit == SQUARED_ERROR or crit == SDR)
-    classes = plain and classification and (crit == GINI or crit == ENTROPY
-                                             or crit == MISCLASSIFICATION)
+    two = plain and st.shape[1] == 2 and (crit == crt.GINI or crit == crt.ENTROPY
+                                          or crit == crt.SQUARED_ERROR or crit == crt.SDR)
+    classes = plain and classification and (crit == crt.GINI or crit == crt.ENTROPY
+                                             or crit == crt.MISCLASSIFICATION)
     if (two or classes) and _bin_empty(hist, hoff[f] + nb, classification, weighted):
         # the common cases, scanned straight from the histogram
         if two:
@@ -385,7 +373,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
         if f < 0:
             break
-        fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+        fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
         usable = _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order,
                                  mask, n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
                                  absolute, afs, ajs, classification, weighted, sq)
@@ -393,20 +381,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
         if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
         if extras is not None and rules:
-            fres[m, F_FEAT] = f
-            fres[m, F_SCORE] = out[lvl.R_REAL]
-            fres[m, F_GAIN] = out[2]
-            fres[m, F_INFO] = out[lvl.R_SPLITINFO]
-            fres[m, F_OK] = 1.0
-            if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
-                fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
-                if fres[m, F_GAIN] <= 0.0:
-                    fres[m, F_OK] = 0.0
-                if crit == GAIN_RATIO:
-                    fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
-                        if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
-                else:
-                    fres[m, F_SCORE] = fres[m, F_GAIN]
+            note_candidate(fres, m, f, out, penalty, crit, wn)
             if select_test:
                 B, C, R, W, _ = _side(bufs, d)
                 fres[m, F_LOGP] = rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0,
@@ -428,7 +403,7 @@ def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, co
     if winner < 0:
         return False, n_total
     f = int(fres[winner, F_FEAT])
-    fcrit = ENTROPY if penalty and crit == GAIN_RATIO and not is_cat[f] else crit
+    fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
     _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, mask,
                     n_small,
                     fcrit, imp, iparams, fparams, np.bool_(True), fmap, out, absolute, afs, ajs,
@@ -531,14 +506,8 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
         improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
     if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
         return 0, arena_top - starts[k] if fractional else arena_top
-    ti[node, nd.N_FEATURE] = f
-    ti[node, nd.N_NB] = k
     # M5′: prediction's branch comes from the node's average value, set after growth
-    ti[node, nd.N_MB] = 0 if routed else mb
-    ti[node, nd.N_KIND] = kind
-    ti[node, nd.N_SEEN] = 1 if seen else 0
-    tf[node, nd.T_THRESHOLD] = thr
-    tf[node, nd.T_IMPROVEMENT] = improvement
+    store_split(ti, tf, node, f, k, kind, 0 if routed else mb, seen, thr, improvement)
     return k, arena_top
 
 

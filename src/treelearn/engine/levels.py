@@ -65,20 +65,9 @@ import math
 
 import numpy as np
 
+from . import criteria as crt
 from .config import noref, tiny
-from .criteria import (
-    CHI2,
-    ENTROPY,
-    GAIN_RATIO,
-    GINI,
-    LN2,
-    MISCLASSIFICATION,
-    SDR,
-    SQUARED_ERROR,
-    node_impurity,
-    split_proxy,
-    weighted_sd,
-)
+from .criteria import node_impurity, split_proxy, weighted_sd
 
 MISSING_LEARN, MISSING_C45, MISSING_IMPUTE, MISSING_M5 = 0, 1, 2, 3
 #: How a search scores splits with unknown values (the ``c45`` arguments): not at all, by
@@ -123,7 +112,7 @@ def real_score(stats, w, k, crit, pimp):
     W = 0.0
     for c in range(k):
         W += w[c]
-    if crit == CHI2:
+    if crit == crt.CHI2:
         chi = 0.0
         for j in range(stats.shape[1]):
             nj = 0.0
@@ -139,7 +128,7 @@ def real_score(stats, w, k, crit, pimp):
     for c in range(k):
         if w[c] > 0.0:
             gain -= (w[c] / W) * node_impurity(stats[c], w[c], crit)
-    if crit == GAIN_RATIO:
+    if crit == crt.GAIN_RATIO:
         si = split_info(w, k, 0.0)
         if si <= 0.0:
             return -np.inf
@@ -157,10 +146,10 @@ def split_info(w, k, mw):
     for c in range(k):
         if w[c] > 0.0:
             p = w[c] / W
-            si -= p * math.log(p) / LN2
+            si -= p * math.log(p) / crt.LN2
     if mw > 0.0:
         p = mw / W
-        si -= p * math.log(p) / LN2
+        si -= p * math.log(p) / crt.LN2
     return si
 
 
@@ -168,7 +157,7 @@ def split_info(w, k, mw):
 def _spread(variance, crit):
     """The standard deviation for SDR (whose node impurity is the variance), else the
     impurity itself."""
-    if crit == SDR:
+    if crit == crt.SDR:
         return math.sqrt(variance) if variance > 0.0 else 0.0
     return variance
 
@@ -208,7 +197,7 @@ def known_gain(stats, w, k, crit, mw, tot, c45, pimp):
         W += w[c]
         for j in range(stats.shape[1]):
             tot[j] += stats[c, j]
-    base = ENTROPY if crit == GAIN_RATIO else crit
+    base = crt.ENTROPY if crit == crt.GAIN_RATIO else crit
     return (W / (W + mw)) * real_score(stats, w, k, base, node_impurity(tot, W, base))
 
 
@@ -217,7 +206,7 @@ def c45_score(stats, w, k, crit, mw, tot, c45, pimp):
     """C4.5's score with unknown values: :func:`known_gain`; gain ratio divides it by the split
     information with the unknowns as one more subset."""
     g = known_gain(stats, w, k, crit, mw, tot, c45, pimp)
-    if crit != GAIN_RATIO:
+    if crit != crt.GAIN_RATIO:
         return g
     si = split_info(w, k, mw)
     if si <= 0.0:
@@ -231,19 +220,19 @@ def proxy_k(stats, w, k, crit, pimp):
     the same floating-point operations, for ``k == 2``)."""
     if k == 2:
         return split_proxy(stats[0], stats[1], w[0], w[1], crit, pimp)
-    if crit == SQUARED_ERROR:
+    if crit == crt.SQUARED_ERROR:
         s = 0.0
         for c in range(k):
             s += stats[c, 0] * stats[c, 0] / w[c]
         return s
-    if crit == SDR:
+    if crit == crt.SDR:
         s = 0.0
         for c in range(k):
             s -= weighted_sd(stats[c, 0], stats[c, 1], w[c])
         return s
-    if crit == GAIN_RATIO or crit == CHI2:
+    if crit == crt.GAIN_RATIO or crit == crt.CHI2:
         return real_score(stats, w, k, crit, pimp)
-    if crit == MISCLASSIFICATION:
+    if crit == crt.MISCLASSIFICATION:
         s = 0.0
         for c in range(k):
             mx = 0.0
@@ -791,9 +780,9 @@ def _real_pair(st, ws, crit, pimp, c45, mw_c45, out):
         out[R_SPLITINFO] = split_info(pw, np.int64(2), mw_c45)
         out[R_REAL] = c45_score(pair, pw, np.int64(2), crit, mw_c45, st[SR_TOT2], c45, pimp)
     else:
-        base = ENTROPY if crit == GAIN_RATIO else crit
-        out[R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp) if crit != CHI2 else \
-            real_score(pair, pw, np.int64(2), np.int64(ENTROPY), pimp)
+        base = crt.ENTROPY if crit == crt.GAIN_RATIO else crit
+        out[R_GAIN] = real_score(pair, pw, np.int64(2), base, pimp) if crit != crt.CHI2 else \
+            real_score(pair, pw, np.int64(2), np.int64(crt.ENTROPY), pimp)
         out[R_SPLITINFO] = split_info(pw, np.int64(2), 0.0)
         out[R_REAL] = real_score(pair, pw, np.int64(2), crit, pimp)
 
@@ -806,10 +795,10 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
     side = iw[I_SIDE]
     un = iw[I_UN]
     ucode = iw[I_UCODE]
-    classification = crit < SQUARED_ERROR
+    classification = crit < crt.SQUARED_ERROR
     # SDR too: M5' orders a nominal attribute's levels by mean target (Wang & Witten 1997)
-    concave = crit == GINI or crit == ENTROPY or crit == MISCLASSIFICATION \
-        or crit == SQUARED_ERROR or crit == SDR
+    concave = crit == crt.GINI or crit == crt.ENTROPY or crit == crt.MISCLASSIFICATION \
+        or crit == crt.SQUARED_ERROR or crit == crt.SDR
     res = ws[W_RES]
     if E < 2:
         return False
@@ -943,7 +932,7 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
             out[R_SPLITINFO] = split_info(wk, k, mw_c45)
             out[R_REAL] = c45_score(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2], c45, pimp)
         else:
-            g = ENTROPY if crit == GAIN_RATIO or crit == CHI2 else crit
+            g = crt.ENTROPY if crit == crt.GAIN_RATIO or crit == crt.CHI2 else crit
             out[R_GAIN] = real_score(st[base:base + k], wk, k, g, pimp)
             out[R_SPLITINFO] = split_info(wk, k, 0.0)
             out[R_REAL] = real_score(st[base:base + k], wk, k, crit, pimp)

@@ -201,6 +201,20 @@ def store_values(tf, tv, node, nstats, wn, crit):
 
 
 @tiny
+def store_split(ti, tf, node, f, k, kind, mb, seen, thr, improvement):
+    """Store a node's split: feature ``f``, ``k`` branches of a ``kind`` (``KIND_*`` of
+    :mod:`.levels`), the branch of missing values ``mb`` (-1: none), whether any were met at
+    the node, the threshold of a numeric split and the improvement."""
+    ti[node, N_FEATURE] = f
+    ti[node, N_NB] = k
+    ti[node, N_MB] = mb
+    ti[node, N_KIND] = kind
+    ti[node, N_SEEN] = 1 if seen else 0
+    tf[node, T_THRESHOLD] = thr
+    tf[node, T_IMPROVEMENT] = improvement
+
+
+@tiny
 def make_leaf(ti, tf, node):
     """Forget a node's split (it stays a leaf)."""
     ti[node, N_FEATURE] = TREE_UNDEFINED

@@ -14,7 +14,7 @@ from . import levels as lvl
 from . import nodes as nd
 from .config import EPSILON, njit
 from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
-from .nodes import store_values
+from .nodes import store_split, store_values
 
 
 @njit
@@ -73,12 +73,7 @@ def refused(improvement, fparams):
 def record_split(ti, tf, node, f, thr, mb, seen, improvement):
     """Store the node's numeric two-way split: feature, threshold, the branch of missing
     values (0 left, 1 right), whether any were met at the node, and the improvement."""
-    ti[node, nd.N_FEATURE] = f
-    ti[node, nd.N_NB] = 2
-    ti[node, nd.N_MB] = mb
-    ti[node, nd.N_SEEN] = 1 if seen else 0
-    tf[node, nd.T_THRESHOLD] = thr
-    tf[node, nd.T_IMPROVEMENT] = improvement
+    store_split(ti, tf, node, f, 2, lvl.KIND_NUMERIC, mb, seen, thr, improvement)
 
 
 @njit
