@@ -333,11 +333,15 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
     assert names[-2:] == ["fill_tree_arrays", "node_depths"]  # the tree assembled
     names = names[:-2]
     if "forest" in kind:
-        assert names == ["draw_finish", "two_way_improvement", "refused", "record_split",
-                         "grow_rows", "grow_rows"]
+        assert names == ["search_numeric", "draw_finish", "two_way_improvement", "refused",
+                         "record_split", "grow_rows", "grow_rows"]
     elif splitter == "best":
-        assert names == ["split_node", "_kids_of_exact", "room_depth_first", "_split"]
+        assert names == ["search_numeric", "split_node", "_kids_of_exact", "room_depth_first",
+                         "_split"]
     else:  # 96,000 row-features: the threaded steps too
+        assert names[:6] == ["hist_feature_rows", "mask_order", "scan_hist_two",
+                             "scan_hist_classes", "summarize_hist", "search_summary_numeric"]
+        names = names[6:]
         assert names[:4] == ["split_rows", "_process_large", "_children_large",
                              "_children_serial"]
         assert names[4:] == ([] if "best-first" in kind else

@@ -603,17 +603,35 @@ def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, cri
 
 
 def later_kernels(values: dict) -> list[tuple]:
-    """The kernels :func:`grow_depth_first` types after its node search (the split, the
-    children pushed, the tables and lists grown), with the signatures it calls them with,
-    given its arguments by parameter name (``values``), for
-    :func:`treelearn._compiling.signatures_beside`."""
+    """The kernels :func:`treelearn._compiling.signatures_beside` compiles beside
+    :func:`grow_depth_first`, with the signatures it calls them with, given its arguments by
+    parameter name (``values``): first the numeric feature search (:func:`search_numeric`,
+    whose scans the grower reaches seconds after it starts typing, so they are cached when it
+    does), then the kernels it types after the node search (the split, the children pushed,
+    the tables and lists grown)."""
     from .._compiling import signature
 
     cfg = values["cfg"]
     values = values | {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3],
                        "lut": np.zeros(0, dtype=np.int64)}
-    return [(kernel, signature(kernel, values))
-            for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
+    return [numeric_search(values, values["data"][0], values["data"][2:])] + [
+        (kernel, signature(kernel, values))
+        for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
+
+
+def numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
+    """:func:`search_numeric` with the signature a node search calls it with, given the
+    grower's parameters by name (``values``, with ``extras``), the sorted values ``V`` and
+    ``CRW = (C, R, W)`` as the search passes them."""
+    from .._compiling import signature
+
+    work = values["work"]
+    given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
+        "V": V, "st": work[0], "ws": work[1], "stats": work[3], "out": work[6],
+        "need_real": np.bool_(False)}
+    scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf"), "int64") | \
+        dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")
+    return search_numeric, signature(search_numeric, given, scalars)
 
 
 @njit

@@ -845,15 +845,19 @@ def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv
         n_total = 0
         arena_top2 = 0
         slot = -1
-        if status == nd.RUN_LARGE:
-            node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
-            k, n_total, arena_top2, slot = _process_large(
-                bufs, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
-                pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
-                fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-            if k == NEED_ARENA:
-                pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
-                status = nd.RUN_ARENA
+        # a fit without the threads' buffers never sees RUN_LARGE: the test on tcounts
+        # prunes the threaded kernel at compile time (it cost a small fit's first run 0.7 s)
+        if tcounts is not None:
+            if status == nd.RUN_LARGE:
+                node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
+                k, n_total, arena_top2, slot = _process_large(
+                    bufs, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot,
+                    arena_top, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit,
+                    iparams, fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
+                    weighted, sq)
+                if k == NEED_ARENA:
+                    pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
+                    status = nd.RUN_ARENA
         if status == nd.RUN_ARENA:
             node = gs[nd.G_PNODE]
             depth = gs[nd.G_PDEPTH]
@@ -977,27 +981,53 @@ def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node,
     return bufs, cats, kids, heap
 
 
+def _search_kernels(values: dict) -> list[tuple]:
+    """The kernels of one feature's search from its histogram (:func:`_feature_search`),
+    with the parameters a node search gives them, in the order the grower types them. It
+    reaches them several seconds into its compilation (after the node loops, the node's
+    statistics and histograms), time enough for a background process to cache them."""
+    work = values["work"]
+    bufs = values["bufs"]
+    given = values | {
+        "hist": values["pool"][0], "hoff": values["lay"][0], "nbins": values["lay"][1],
+        "fcol": values["lay"][2], "fwide": values["lay"][3], "B": bufs[0], "C": bufs[2],
+        "R": bufs[4], "W": bufs[6], "st": work[0], "ws": work[1], "iw": work[2],
+        "fmap": work[4], "out": work[6], "order": work[16], "mask": work[17],
+        "need_real": np.bool_(False), "categorical": np.bool_(False),
+        "multiway": np.bool_(False)}
+    summary = search_summary_numeric if values["cfg"][3] is None else search_summary
+    kernels = [hist_feature_rows, mask_order, scan_hist_two, scan_hist_classes,
+               summarize_hist, summary]
+    return [(kernel, given) for kernel in kernels]
+
+
 def later_kernels(values: dict) -> list[tuple]:
     """The kernels the growers type after the node search, with the signatures they call
     them with, given their arguments, node tables and frontier by parameter name
     (``values``: a ``stack`` for depth-first growth), for
     :func:`treelearn._compiling.signatures_beside`, in the order a background process should
-    compile them to be ready in time: the split; in a fit with the threads' buffers
-    (``tcounts``) the threaded steps, which the growers type last (17 s of a large fit's
-    63 s on an empty cache); the children's histograms, the tables grown and a fractional
-    split's retry."""
+    compile them to be ready in time: the feature search's scans (:func:`_search_kernels`;
+    typed inside the node search, but seconds after the grower starts); the split; in a fit
+    with the threads' buffers (``tcounts``) the threaded steps, which the growers type last
+    (17 s of a large fit's 63 s on an empty cache); the children's histograms, the tables
+    grown and a fractional split's retry."""
     from .._compiling import signature
 
     cfg = values["cfg"]
     values = values | {"n_levels": cfg[2], "extras": cfg[4]}
+    # first the feature search's scans (absolute error searches the rows instead)
+    kernels = _search_kernels(values) if values["absolute"] is None else []
     # a node's split on one thread (the serial path's, also in a fit with threads)
-    kernels = [(split_rows, values | {"tcounts": None})]
+    kernels += [(split_rows, values | {"tcounts": None})]
     if values["tcounts"] is not None:
         kernels += [(_process_large, values), (_children_large, values)]
     kernels.append((_children_serial, values))
     if "stack" in values:  # depth-first growth
         kernels += [(kernel, values) for kernel in (_settle, room_depth_first, _split_again)]
-    return [(kernel, signature(kernel, given)) for kernel, given in kernels]
+    scalars = nd.SCALAR_TYPES | dict.fromkeys(
+        ("f", "n_order", "n_bits", "u", "mn", "mode", "min_leaf", "min_count", "n_codes"),
+        "int64") | dict.fromkeys(("mw", "pimp", "min_wleaf", "smooth"), "float64")
+    return [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
 
 
 __all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES"]

@@ -394,18 +394,24 @@ def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, ipa
 
 
 def later_kernels(values: dict) -> list[tuple]:
-    """The kernels :func:`grow_ranked_depth_first` types after the node search (the
-    constant features kept, the split recorded, the tables grown; the ``tiny`` ones are
-    typed inside their callers), with the signatures it calls them with, given its
-    parameters by name (``values``), for :func:`treelearn._compiling.signatures_beside`."""
+    """The kernels :func:`treelearn._compiling.signatures_beside` compiles beside
+    :func:`grow_ranked_depth_first`, with the signatures it calls them with, given its
+    parameters by name (``values``): the numeric search
+    (:func:`treelearn.engine.grow_exact.numeric_search`), then the kernels typed after the
+    node search (the constant features kept, the split recorded, the tables grown; the
+    ``tiny`` ones are typed inside their callers)."""
     from .._compiling import signature
+    from .grow_exact import numeric_search
     from .nodes import SCALAR_TYPES
 
     work = values["work"]
+    data = values["data"]
     given = values | {"draw": work[10], "perm": work[11], "const_feats": work[12]}
     scalars = SCALAR_TYPES | dict.fromkeys(("f", "mb", "needed"), "int64") | {
         "thr": "float64", "improvement": "float64", "seen": "boolean"}
-    jobs = [(kernel, signature(kernel, given, scalars))
-            for kernel in (draw_finish, two_way_improvement, refused, record_split)]
+    # first the numeric search, whose scans the grower reaches seconds after it starts
+    jobs = [numeric_search(values, data[6], (data[7], data[9], data[11]))]
+    jobs += [(kernel, signature(kernel, given, scalars))
+             for kernel in (draw_finish, two_way_improvement, refused, record_split)]
     return jobs + [(grow_rows, signature(grow_rows, {"a": values[name]}, scalars))
                    for name in ("ti", "tf")]
