@@ -25,10 +25,15 @@ gives today's figures). Two things make that wait visible and avoidable:
   program that will need a second specialisation (``treelearn demo``: a categorical table,
   then numbers) compile it in a background process meanwhile (demo's first run 136 s -> 73 s).
   :func:`signatures_beside` does the same for the kernels a grower types last, which wait
-  for all the others: the exact and histogram growers' split, children and table growth,
-  and the histogram grower's threaded steps, which a fit of 80,000 row-features or more
-  compiles (empty cache, whole process, one run each: first numeric fit 17.8 s -> 12.7 s,
-  first hist fit on 100,000 x 10 53.2 s -> 39.1 s; the README has the table).
+  for all the others: the exact, histogram and ranked growers' split, children and table
+  growth, the tree's assembly, and the histogram grower's threaded steps, which a fit of
+  80,000 row-features or more compiles (empty cache, whole process, one run each: first
+  numeric fit 17.8 s -> 12.7 s, first hist fit on 100,000 x 10 53.2 s -> 39.1 s; the
+  README has the table). It also takes kernels a grower reaches deep in its chain but
+  seconds after it starts: the histogram's scans and the ranked grower's numeric search
+  (not the exact grower's, which reaches it too soon), and, through :func:`beside_also`,
+  the kernels a caller runs after the grower (a forest's packing): first hist fit after a
+  numeric one 26.2 s -> 20.9 s, first forest 17.0 s -> 12.2 s.
 
 Why not compile ahead of time at install: Numba's AOT module (``numba.pycc``) is deprecated
 and takes no overloads or parallel loops, which the kernels use; the measured compile time and
