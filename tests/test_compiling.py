@@ -292,7 +292,8 @@ def test_a_signature_names_the_parameter_it_has_no_type_for():
 @pytest.mark.jit_only
 @pytest.mark.parametrize("kind", ["exact classifier", "exact weighted regressor",
                                   "hist classifier", "hist weighted regressor, best-first",
-                                  "ranked forest", "ranked weighted regressor forest"])
+                                  "ranked forest", "ranked weighted regressor forest",
+                                  "exact table classifier"])
 def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
     """The signatures derived from a fit's arguments (``later_kernels``,
     ``threaded_kernels``) are the ones its grower compiles: the test run compiles nothing
@@ -318,6 +319,13 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         y = X[:, 0] if "regressor" in kind else X[:, 0] > 0
         forest(n_estimators=1, max_depth=5, max_features="sqrt", random_state=0).fit(
             X, y, sample_weight=rng.uniform(1, 2, len(X)) if "weighted" in kind else None)
+    elif "table" in kind:  # a category column with holes
+        import pandas as pd
+
+        df = pd.DataFrame(X[:, :4], columns=list("abcd"))
+        df["kind"] = pd.Categorical(rng.choice(list("pqrst"), size=len(df)))
+        df.loc[::7, "a"] = np.nan
+        tl.DecisionTreeClassifier(max_depth=3).fit(df, X[:, 0] > 0)
     elif "classifier" in kind:
         tl.DecisionTreeClassifier(splitter=splitter, max_depth=3).fit(X, X[:, 0] > 0)
     else:
@@ -336,6 +344,9 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         assert names == ["search_numeric", "draw_finish", "two_way_improvement", "refused",
                          "record_split", "grow_rows", "grow_rows"]
     elif splitter == "best":
+        if "table" in kind:  # the category search's subset scans first
+            assert names[:3] == ["scan_order", "_subset_exhaustive", "_real_two"]
+            names = names[3:]
         assert names == ["split_node", "_kids_of_exact", "room_depth_first", "_split"]
     else:  # 96,000 row-features: the threaded steps too
         assert names[:6] == ["hist_feature_rows", "mask_order", "scan_hist_two",

@@ -614,8 +614,10 @@ def later_kernels(values: dict) -> list[tuple]:
     cfg = values["cfg"]
     values = values | {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3],
                        "lut": np.zeros(0, dtype=np.int64)}
-    return [(kernel, signature(kernel, values))
-            for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
+    # a table's category search: first its subset scans (lvl.subset_kernels)
+    jobs = lvl.subset_kernels(values) if cfg[2] is not None else []
+    return jobs + [(kernel, signature(kernel, values))
+                   for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
 
 
 def numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:

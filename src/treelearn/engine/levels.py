@@ -937,3 +937,24 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
             out[R_SPLITINFO] = split_info(wk, k, 0.0)
             out[R_REAL] = real_score(st[base:base + k], wk, k, crit, pimp)
     return True
+
+
+def subset_kernels(values: dict) -> list[tuple]:
+    """The scans of a category's best subset (:func:`_binary_subset`: by ordered shares, all
+    subsets, the real score), with the signatures a node search calls them with, given the
+    grower's parameters by name (``values``: ``work``, ``crit``), for
+    :func:`treelearn._compiling.signatures_beside`. A first fit on a table reaches them 4-7 s
+    into its compilation, deep in the category search, time enough for a background
+    process to cache them (about 3 s of that compilation)."""
+    from .._compiling import signature
+
+    work = values["work"]
+    flag = np.bool_(False)
+    given = values | {"st": work[0], "ws": work[1], "iw": work[2],
+                      "out": work[6], "mn": np.int64(0), "learn_missing": flag, "c45": np.int64(0),
+                      "ml": flag, "extras": np.bool_(True)}
+    scalars = dict.fromkeys(("u", "E", "min_leaf"), "int64") | dict.fromkeys(
+        ("mw", "mw_c45", "pimp", "min_wleaf"), "float64")
+    return [(scan_order, signature(scan_order, given | {"out": work[1][W_RES]}, scalars)),
+            (_subset_exhaustive, signature(_subset_exhaustive, given, scalars)),
+            (_real_two, signature(_real_two, given, scalars))]
