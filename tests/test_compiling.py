@@ -32,8 +32,9 @@ def _dispatcher(name: str, module: str):
     return types.SimpleNamespace(py_func=fn)
 
 
-def _compile(name: str, module: str = "treelearn.engine.grow_exact"):
-    return event.trigger_event("numba:compile", data={"dispatcher": _dispatcher(name, module)})
+def _compile(name: str, module: str = "treelearn.engine.grow_exact", args: tuple = ()):
+    return event.trigger_event("numba:compile", data={"dispatcher": _dispatcher(name, module),
+                                                      "args": args})
 
 
 @pytest.fixture
@@ -46,16 +47,36 @@ def terminal(monkeypatch):
 
 
 def test_a_long_compilation_shows_one_line_with_seconds_and_the_typical_total(terminal):
-    with _compile("grow_depth_first"):
+    from treelearn.engine.grow_hist import Hist
+
+    # the builder's loop, typed for the histogram layout (its class stands first)
+    layout_type = types.SimpleNamespace(instance_class=Hist)
+    with _compile("grow_depth_first", "treelearn.engine.builder", (layout_type,)):
         with _compile("search_node"):  # nested: the same line
             time.sleep(1.3)
     text = terminal.getvalue()
     assert text.startswith("\rcompiling treelearn's kernels for this machine, once: ")
-    assert f"of about {_compiling.TYPICAL_SECONDS['grow_depth_first']} s" in text
+    assert f"of about {_compiling.TYPICAL_SECONDS['grow_depth_first:Hist']} s" in text
     assert text.endswith(", done\n") and text.count("\n") == 1
     last = text.rsplit("\r", 1)[1]
     assert 1 <= int(last.split(": ")[1].split(" s")[0]) <= 3, last
     assert len(last) < 80
+
+
+def test_the_typical_totals_name_the_builder_and_a_layout():
+    """The notice knows the builder's loops by layout: the Numba type of a layout names its
+    class, and every key of TYPICAL_SECONDS is a loop and a layout that exist."""
+    from treelearn.engine import builder, grow_exact, grow_hist, ranked, sparse
+
+    classes = {c.__name__: c for c in (grow_exact.Exact, grow_hist.Hist, ranked.Ranked,
+                                       sparse.Sparse)}
+    for key in _compiling.TYPICAL_SECONDS:
+        loop, cls = key.split(":")
+        assert hasattr(builder, loop) and cls in classes, key
+    L = ranked.Ranked._make([np.zeros(1)] * len(ranked.Ranked._fields))
+    fn = getattr(builder.grow_depth_first, "py_func", builder.grow_depth_first)
+    assert _compiling._kernel_name(fn, (numba.typeof(L),)) == "grow_depth_first:Ranked"
+    assert _compiling._kernel_name(fn, ()) == "grow_depth_first"
 
 
 def test_short_foreign_quiet_or_piped_compilations_print_nothing(terminal, monkeypatch):
@@ -222,7 +243,7 @@ def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypat
     of a uint8 vector; of a uint16 one, asked for by an enclosing ``beside_also``)."""
     from numba import types as nb
 
-    from treelearn.engine.grow_hist import max_levels
+    from treelearn.engine.builder import max_levels
 
     sig = (nb.Array(nb.uint8, 1, "C"),)
     also = (nb.Array(nb.uint16, 1, "C"),)
@@ -255,7 +276,7 @@ def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch, case)
     """Switched off, the grower already compiled or loaded for these values in this process
     (then the kernels' signatures are not even computed), or another background compilation
     of this process running (``treelearn demo``'s)."""
-    from treelearn.engine.grow_hist import max_levels
+    from treelearn.engine.builder import max_levels
 
     started = _record_popen(monkeypatch)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
@@ -283,7 +304,7 @@ def test_processes_compiling_beside_start_none_of_their_own():
 
 
 def test_a_signature_names_the_parameter_it_has_no_type_for():
-    from treelearn.engine.grow_hist import max_levels
+    from treelearn.engine.builder import max_levels
 
     with pytest.raises(KeyError, match="'n_levels' of max_levels"):
         _compiling.signature(max_levels, {}, {})
@@ -340,14 +361,15 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
             jobs = [job for job in jobs if job[0].__name__ != "class_impurities"]
     assert names[-2:] == ["fill_tree_arrays", "node_depths"]  # the tree assembled
     names = names[:-2]
+    builder = ["settle", "push_kids", "room_depth_first"]  # the children pushed, tables grown
     if "forest" in kind:
         assert names == ["search_numeric", "draw_finish", "two_way_improvement", "refused",
-                         "record_split", "grow_rows", "grow_rows"]
+                         "record_split", *builder]
     elif splitter == "best":
         if "table" in kind:  # the category search's subset scans first
             assert names[:3] == ["scan_order", "_subset_exhaustive", "_real_two"]
             names = names[3:]
-        assert names == ["split_node", "_kids_of_exact", "room_depth_first", "_split"]
+        assert names == ["split_node", *builder, "_split"]
     else:  # 96,000 row-features: the threaded steps too
         assert names[:6] == ["hist_feature_rows", "mask_order", "scan_hist_two",
                              "scan_hist_classes", "summarize_hist", "search_summary_numeric"]
@@ -355,7 +377,7 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         assert names[:4] == ["split_rows", "_process_large", "_children_large",
                              "_children_serial"]
         assert names[4:] == ([] if "best-first" in kind else
-                             ["_settle", "room_depth_first", "_split_again"])
+                             [*builder, "_resume_node", "_split_again"])
     for kernel, sig in jobs:
         assert sig in kernel.overloads or _in_cache_index(kernel, sig), kernel.__name__
 
@@ -427,13 +449,15 @@ def test_a_driver_module_is_optimised_at_the_driver_level(monkeypatch, setting, 
 def test_the_drivers_are_found_by_their_compiled_names():
     """The mangled-name prefix driver() derives is the one Numba gives the kernel (else the
     low level would silently never apply)."""
-    from treelearn.engine import grow_exact, grow_hist
+    from treelearn.engine import builder
     from treelearn.engine.config import _DRIVERS
 
     X = np.random.default_rng(0).normal(size=(300, 4))
     for splitter in ("best", "hist"):
         tl.DecisionTreeClassifier(splitter=splitter).fit(X, X[:, 0] > 0)
-    for kernel in (grow_exact.grow_depth_first, grow_hist.grow_hist_depth_first):
-        names = [cres.fndesc.mangled_name for cres in kernel.overloads.values()]
-        prefixes = _DRIVERS[kernel.__name__]
-        assert names and all(any(n.startswith(p) for p in prefixes) for n in names)
+    # the builder's loop, compiled for two layouts (called from Python: in memory even when
+    # loaded from the cache, where the kernels it calls are not)
+    kernel = builder.grow_depth_first
+    names = [cres.fndesc.mangled_name for cres in kernel.overloads.values()]
+    prefixes = _DRIVERS[kernel.__name__]
+    assert len(names) >= 2 and all(any(n.startswith(p) for p in prefixes) for n in names)

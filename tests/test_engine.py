@@ -198,7 +198,6 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     """With a small work budget per call the compiled loop is entered many times (a Ctrl-C
     is acted on between two calls) and the tree is the same as in one go."""
     from treelearn.engine import fit
-    from treelearn.engine import grow_hist as gh
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"x": rng.normal(size=3000), "y": rng.normal(size=3000),
@@ -208,10 +207,9 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     kw = dict(splitter=splitter, max_leaf_nodes=max_leaf_nodes, random_state=0)
     whole = tl.DecisionTreeClassifier(**kw).fit(X, y)
     calls = []
-    for mod, name in ((fit, "grow_depth_first"), (fit, "grow_best_first"),
-                      (gh, "grow_hist_depth_first"), (gh, "grow_hist_best_first")):
-        inner = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda _f=inner, **a: calls.append(1) or _f(**a))
+    for name in ("grow_depth_first", "grow_best_first"):
+        inner = getattr(fit, name)
+        monkeypatch.setattr(fit, name, lambda _f=inner, **a: calls.append(1) or _f(**a))
     monkeypatch.setattr(fit, "CHUNK_WORK", 5_000)
     chunked = tl.DecisionTreeClassifier(**kw).fit(X, y)
     assert len(calls) >= 5
@@ -498,3 +496,52 @@ def test_tree_arrays_equal_the_naive_reading_of_the_node_table(seed, count, best
     np.testing.assert_array_equal(got[6], tf[:count, N.T_IMPURITY])
     np.testing.assert_array_equal(got[7], ti[:count, N.N_NSAMP])
     np.testing.assert_array_equal(got[8], tf[:count, N.T_WEIGHT])
+
+
+# -- the builder: one node loop for every layout (engine.builder) -------------------------------
+
+
+def test_a_layout_must_name_every_step():
+    from treelearn.engine.builder import layout
+
+    with pytest.raises(TypeError, match=r"layout Half lacks the steps \['release', 'step'\]"):
+        layout("Half", ("x",), process=None, children=None, children_any=None,
+               hand_over=None, resume=None, keep=None)
+    full = layout("Full", ("x",), **dict.fromkeys(
+        ("process", "children", "children_any", "hand_over", "resume", "step", "keep",
+         "release")))
+    assert full._fields[-1] == "x" and full.__module__ == __name__
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 12])
+def test_every_layout_grows_the_same_tree_with_the_builder(max_leaf_nodes):
+    """The same numeric data through the four layouts (presorted lists, bins with one bin
+    per value, sparse rows, the shared ranking of a forest's tree): one builder, the same
+    tree (the ranked layout grows depth-first only). The bins' thresholds are their edges,
+    midway between the values of the whole column, where the others' are midway between the
+    values at the node: the same rows go left."""
+    import scipy.sparse as sp
+
+    from treelearn.engine import fit
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 6, (400, 6)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=400) > 5).astype(int)
+    kw = dict(random_state=0, max_leaf_nodes=max_leaf_nodes, min_samples_leaf=3)
+    exact = tl.DecisionTreeClassifier(**kw).fit(X, y).tree_
+    hist = tl.DecisionTreeClassifier(splitter="hist", **kw).fit(X, y).tree_
+    sparse = tl.DecisionTreeClassifier(**kw).fit(sp.csr_matrix(X), y).tree_
+    for other in (hist, sparse):
+        np.testing.assert_array_equal(other.children_left, exact.children_left)
+        np.testing.assert_array_equal(other.feature, exact.feature)
+        np.testing.assert_array_equal(other.n_node_samples, exact.n_node_samples)
+    np.testing.assert_allclose(sparse.threshold, exact.threshold)
+    if max_leaf_nodes is None:
+        old = fit.RANKED_FRACTION
+        fit.RANKED_FRACTION = 0  # every tree of these settings on the shared ranking
+        try:
+            ranked = tl.DecisionTreeClassifier(**kw).fit(X, y).tree_
+        finally:
+            fit.RANKED_FRACTION = old
+        np.testing.assert_array_equal(ranked.children_left, exact.children_left)
+        np.testing.assert_allclose(ranked.threshold, exact.threshold)

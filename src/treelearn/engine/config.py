@@ -84,7 +84,7 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # into it the optimised code of every kernel it calls, then optimises and assembles the whole
 # again (so LLVM may inline across kernels). A chain of kernels each called by the one above
 # therefore compiles the code at its bottom once per level: the exact grower's chain
-# (grow_depth_first > _run_depth_first > open_and_search > search_node >
+# (grow_depth_first > run_depth_first > open_and_search > search_node >
 # levels.search_summary > ...) cost 6-13 s per level. Inlining the single-caller levels into
 # their callers at Numba's IR level (``inline="always"``, as ``tiny`` does for few-line
 # helpers) is not the cure: with search_node, open_and_search, search_numeric and six category

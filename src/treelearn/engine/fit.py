@@ -1,25 +1,27 @@
-"""Driving a fit from Python: prepare the data once, run a compiled grower in chunks, assemble.
+"""Driving a fit from Python: prepare the data once, run the compiled builder in chunks, assemble.
 
 :func:`grow_exact` (presorted lists, ``"best"``/``"random"``), :func:`grow_hist` (a bin
 matrix, ``"hist"``), :func:`grow_sparse` (CSR) and :func:`grow_ranked` (a shared ranking)
-prepare what their node loop reads and allocate every work array once, naming each by the
-loop's parameter; one driver, :func:`_grow`, adds the node tables and the frontier (stack or
-heap) and calls the compiled loop until it reports that it is done. Each call does at most
-:data:`CHUNK_WORK` entries of work (rows x features), so control is back in Python several
-times a second: a Ctrl-C stops the fit there (:func:`treelearn._interrupt.check`; nothing is
-left half-built). :func:`assemble` turns the node table into a :class:`treelearn._tree.Tree`.
-(The loops are called with keyword arguments: a call per chunk, so the dispatcher's folding
-of names costs nothing measurable, and a layout's arguments cannot be passed out of order.)
+prepare what their layout's node steps read and allocate every work array once, as the
+layout's named tuple (``L``: :mod:`.grow_exact`, :mod:`.grow_hist`, :mod:`.sparse`,
+:mod:`.ranked`) beside its ``data``; one driver, :func:`_grow`, adds the node tables and the
+frontier (stack or heap) and calls the builder's loop (:mod:`.builder`) until it reports that
+it is done. Each call does at most :data:`CHUNK_WORK` entries of work (rows x features), so
+control is back in Python several times a second: a Ctrl-C stops the fit there
+(:func:`treelearn._interrupt.check`; nothing is left half-built). :func:`assemble` turns the
+node table into a :class:`treelearn._tree.Tree`. (The loop is called with keyword arguments:
+a call per chunk, so the dispatcher's folding of names costs nothing measurable.)
 
 Numeric data and tables share one engine: the same node table (:mod:`.nodes`), feature draw
 (:mod:`.random`), stopping rules, and search of a per-level or per-bin summary
 (:mod:`.levels`; a numeric feature is the special case of an ordered summary without
-missing entries). Two dense node loops remain because the data layouts differ, and each wins
-where the other loses (``benchmarks/bench_realshaped.py``, 2-core machine): presorted lists
-scan a feature of a small node in O(rows) without building anything (fully grown trees:
-exact 1.0-2.9x scikit-learn, hist 0.7-2.7x), while histograms cost O(bins) per feature
-whatever the rows, with subtraction for one child (depth 10 on 327k-350k rows: hist 4.0-6.3x
-scikit-learn, exact 2.7-2.8x). Sparse input keeps its own loop (see :mod:`.sparse`).
+missing entries). Two dense layouts remain because each wins where the other loses
+(``benchmarks/bench_realshaped.py``, 2-core machine): presorted lists scan a feature of a
+small node in O(rows) without building anything (fully grown trees: exact 1.0-2.9x
+scikit-learn, hist 0.7-2.7x), while histograms cost O(bins) per feature whatever the rows,
+with subtraction for one child (depth 10 on 327k-350k rows: hist 4.0-6.3x scikit-learn,
+exact 2.7-2.8x). Sparse input and the forests' shared ranking are layouts of their own (see
+:mod:`.sparse`, :mod:`.ranked`).
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from .._tree import Tree
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import scratch as abs_scratch
+from .builder import grow_best_first, grow_depth_first
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
-from .grow_exact import N_FRES, grow_best_first, grow_depth_first, later_kernels
+from .grow_exact import N_FRES, Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
 
@@ -181,16 +184,12 @@ def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
 
 def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
     """Empty node tables ``ti``/``tf``/``tv`` (grown by the loop as needed), the level-map
-    store ``cats`` (``cats=False``: a layout without categories takes none) and the growth
-    state ``gs`` (the arena of fractional entries starts after the ``n`` rows), by the names
-    of the node loops' parameters."""
+    store ``cats`` and the growth state ``gs`` (the arena of fractional entries starts after
+    the ``n`` rows), by the names of the builder's parameters."""
     gs = np.zeros(nd.N_GSTATE, dtype=np.int64)
     gs[nd.G_ARENA] = n
-    table = {"ti": np.empty((64, nd.N_ICOLS), dtype=np.int64), "tf": np.empty((64, nd.N_FCOLS)),
-             "tv": np.empty((64, prm.n_values)), "gs": gs}
-    if cats:
-        table["cats"] = np.empty(64, dtype=np.int64)
-    return table
+    return {"ti": np.empty((64, nd.N_ICOLS), dtype=np.int64), "tf": np.empty((64, nd.N_FCOLS)),
+            "tv": np.empty((64, prm.n_values)), "cats": np.empty(64, dtype=np.int64), "gs": gs}
 
 
 def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
@@ -218,7 +217,7 @@ def _frame(args: dict, prm: GrowParams, kids: bool) -> dict:
     return args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), kids)
 
 
-def _assembly_kernels(values: dict, cats: bool = True) -> list[tuple]:
+def _assembly_kernels(values: dict) -> list[tuple]:
     """The kernels :func:`assemble` calls after the node loop, with the signatures it calls
     them with, given the loop's parameters by name, for
     :func:`treelearn._compiling.signatures_beside` (half a second to a second of a first
@@ -229,7 +228,7 @@ def _assembly_kernels(values: dict, cats: bool = True) -> list[tuple]:
 
     ids = np.zeros(1, dtype=np.intp)
     given = {"ti": values["ti"], "tf": values["tf"],
-             "cats": values["cats"] if cats else np.zeros(0, dtype=np.int64), "ptr": ids,
+             "cats": values["cats"], "ptr": ids,
              "cptr": ids, "child": ids, "cat": ids, "ints": np.zeros((5, 1), dtype=np.intp),
              "floats": np.zeros((3, 1)), "seen": np.zeros(1, dtype=np.bool_),
              "branch_ptr": ids, "branch_child": ids}
@@ -237,29 +236,25 @@ def _assembly_kernels(values: dict, cats: bool = True) -> list[tuple]:
             for kernel in (fill_tree_arrays, node_depths)]
 
 
-def _grow(kernels: tuple, args: dict, layout: tuple[str, ...], prm: GrowParams, n: int,
-          p: int, cats: bool = True, kids: bool = True) -> Tree:
-    """Grow a tree with a layout's compiled node loop, ``kernels = (depth_first,
-    best_first)``, and assemble it: the one chunked driver of every layout.
+def _grow(args: dict, prm: GrowParams, n: int, p: int) -> Tree:
+    """Grow a tree with the builder (:mod:`treelearn.engine.builder`) and assemble it: the
+    one chunked driver of every layout.
 
-    ``args`` holds the loop's arguments by parameter name except the node tables and the
-    frontier, which are added here (:func:`_node_table`, with the level-map store if
-    ``cats``; :func:`_frontier`, with the children table if ``kids``). Each call does at most
-    a chunk of work (``iparams[P_CHUNK]``) and returns the arrays it may have replaced (a
-    table or buffer grown): the ``layout`` names first, then the node tables, then the
-    frontier. Between calls a Ctrl-C stops the fit (nothing is left half-built)."""
-    table = _node_table(prm, n, cats)
+    ``args`` holds the layout ``L`` and its ``data``; the node tables and the frontier are
+    added here (:func:`_node_table`, :func:`_frontier`). Each call of the builder's loop does
+    at most a chunk of work (``iparams[P_CHUNK]``) and returns the arrays it may have replaced
+    (``data``, a table or the frontier grown), in the order of its parameters. Between calls a
+    Ctrl-C stops the fit (nothing is left half-built)."""
+    table = _node_table(prm, n)
     gs = table["gs"]
-    front = _frontier(prm, n, gs, kids)
+    front = _frontier(prm, n, gs, True)
     args = args | table | front
-    kernel = kernels[1] if prm.max_leaf_nodes > 0 else kernels[0]
-    grown = layout + tuple(k for k in table if k != "gs") + tuple(front)
+    kernel = grow_best_first if prm.max_leaf_nodes > 0 else grow_depth_first
+    grown = ("data", *(k for k in table if k != "gs"), *front)
     while not gs[nd.G_DONE]:
         args.update(zip(grown, kernel(**args), strict=True))
         check_interrupt()
-    return assemble(args["ti"], args["tf"], args["tv"],
-                    args["cats"] if cats else np.zeros(0, dtype=np.int64), gs, p,
-                    prm.n_classes)
+    return assemble(args["ti"], args["tf"], args["tv"], args["cats"], gs, p, prm.n_classes)
 
 
 def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
@@ -332,15 +327,18 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     # chunks keep Ctrl-C as quick (measured: 1M-row C4.5 table, 1.9 s to stop, now 0.5 s).
     table = bool(is_cat.any()) or fractional
     ip, fp = prm.arrays(float(w.sum()), CHUNK_WORK // 8 if table else None)
-    args = {"data": data, "cfg": cfg, "costs": costs, "buffers": buffers, "crit": crit,
-            "iparams": ip, "fparams": fp, "work": work, "kid_lo": kid_lo, "kid_hi": kid_hi,
-            "absolute": np.zeros(0) if absolute else None}
+    L = Exact(iparams=ip, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=np.zeros(kmax, np.int64),
+              work=work, n_levels=n_codes, luts=np.zeros(0, np.int64),
+              lutoff=np.zeros(p + 1, np.int64), charge=np.int64(p), cfg=cfg, costs=costs,
+              buffers=buffers, crit=np.int64(crit), fparams=fp,
+              absolute=np.zeros(0) if absolute else None)
+    args = {"L": L, "data": data}
     # the late kernels are derived for depth-first growth only
     beside = (nullcontext() if prm.max_leaf_nodes > 0 else
               signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
                                 lambda v: later_kernels(v) + _assembly_kernels(v)))
     with beside:
-        return _grow((grow_depth_first, grow_best_first), args, ("data",), prm, n, p)
+        return _grow(args, prm, n, p)
 
 
 def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
@@ -377,11 +375,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     ``parallel=False`` keeps each node on one thread (trees grown side by side)."""
     import numba
 
-    from .grow_hist import (
-        HIST_POOL_BYTES,
-        grow_hist_best_first,
-        grow_hist_depth_first,
-    )
+    from .grow_hist import HIST_POOL_BYTES, Hist
     from .grow_hist import later_kernels as later_hist_kernels
 
     bins, lay, luts, lutoff, edges = binned
@@ -441,16 +435,17 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     kid_slot = np.zeros(kmax, dtype=np.int64)
     need = np.zeros(kmax, dtype=np.bool_)
     ip, fp = prm.arrays(float(w.sum()))
-    args = {"bufs": bufs, "lay": lay, "edges": edges, "cfg": cfg, "costs": costs, "luts": luts,
-            "lutoff": lutoff, "pool": pool, "free": free, "nfree": nfree, "priv": priv,
-            "tcounts": tcounts, "crit": crit, "iparams": ip, "fparams": fp, "work": work,
-            "buffers": buffers, "kid_lo": kid_lo, "kid_hi": kid_hi, "kid_slot": kid_slot,
-            "need": need, "absolute": np.zeros(0) if absolute else None,
-            "classification": not is_reg, "weighted": weighted, "sq": need_sq}
-    top = grow_hist_best_first if prm.max_leaf_nodes > 0 else grow_hist_depth_first
+    L = Hist(iparams=ip, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=kid_slot, work=work,
+             n_levels=levels, luts=luts, lutoff=lutoff, charge=np.int64(p), lay=lay,
+             edges=edges, cfg=cfg, costs=costs, pool=pool, free=free, nfree=nfree, priv=priv,
+             tcounts=tcounts, crit=np.int64(crit), fparams=fp, buffers=buffers, need=need,
+             absolute=np.zeros(0) if absolute else None, classification=not is_reg,
+             weighted=weighted, sq=need_sq)
+    args = {"L": L, "data": bufs}
+    top = grow_best_first if prm.max_leaf_nodes > 0 else grow_depth_first
     with signatures_beside(top, args, lambda: _frame(args, prm, True),
                            lambda v: later_hist_kernels(v) + _assembly_kernels(v)):
-        return _grow((grow_hist_depth_first, grow_hist_best_first), args, ("bufs",), prm, n, p)
+        return _grow(args, prm, n, p)
 
 
 def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
@@ -458,7 +453,7 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     :mod:`treelearn.engine.sparse`); rows of zero weight must be removed."""
     import scipy.sparse as sp
 
-    from .sparse import grow_sparse_best_first, grow_sparse_depth_first
+    from .sparse import Sparse
 
     X = sp.csr_matrix(X, dtype=np.float32)
     X.sort_indices()
@@ -466,15 +461,22 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     data = (X.indptr.astype(np.int64), X.indices.astype(np.int32),
             np.ascontiguousarray(X.data, dtype=np.float32), np.zeros(n, dtype=np.bool_),
             np.empty(n, dtype=np.int32))
-    samples = np.arange(n, dtype=np.int32)
-    tgt = _targets(ycls, yreg, w)
     absolute = prm.crit == ABSOLUTE_ERROR
     work = _work(n, p, prm.n_stats, 4, prm.seed, absolute)
     ip, fp = prm.arrays(float(w.sum()))
-    args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
-            "fparams": fp, "work": work, "absolute": np.zeros(0) if absolute else None}
-    return _grow((grow_sparse_depth_first, grow_sparse_best_first), args, (), prm, n, p,
-                 cats=False, kids=False)
+    L = Sparse(samples=np.arange(n, dtype=np.int32), tgt=_targets(ycls, yreg, w),
+               crit=np.int64(prm.crit), fparams=fp, absolute=np.zeros(0) if absolute else None,
+               **_two_way(ip, work))
+    return _grow({"L": L, "data": data}, prm, n, p)
+
+
+def _two_way(iparams: np.ndarray, work: tuple) -> dict:
+    """The builder's fields of a layout of two-way numeric splits over a sample list: room
+    for two children, no level maps, a row's work charged as 8 features'."""
+    kids = {name: np.zeros(2, dtype=np.int64) for name in ("kid_lo", "kid_hi", "kid_slot")}
+    return kids | {"iparams": iparams, "work": work, "n_levels": np.ones(1, dtype=np.int64),
+                   "luts": np.zeros(0, dtype=np.int64),
+                   "lutoff": np.zeros(2, dtype=np.int64), "charge": np.int64(8)}
 
 
 def _targets(ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray) -> tuple:
@@ -507,7 +509,7 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     positive weight) of ``ranked = (ranks, values, offsets, nan_rank)``
     (:func:`~treelearn.engine.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
     by row id."""
-    from .ranked import grow_ranked_depth_first, ranked_buffers
+    from .ranked import Ranked, ranked_buffers
     from .ranked import later_kernels as later_ranked_kernels
 
     p = ranked[0].shape[0]
@@ -519,9 +521,10 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
     ip, fp = prm.arrays(float(tgt[2][samples].sum()),
                         max(1, 8 * CHUNK_WORK // max(4 * prm.max_features, 1)))
-    args = {"data": data, "samples": samples, "tgt": tgt, "crit": prm.crit, "iparams": ip,
-            "fparams": fp, "work": work, "extras": fit_extras(prm)}
+    L = Ranked(samples=samples, tgt=tgt, crit=np.int64(prm.crit), fparams=fp,
+               extras=fit_extras(prm), **_two_way(ip, work))
+    args = {"L": L, "data": data}
     # depth-first only (ranked_applies)
-    with signatures_beside(grow_ranked_depth_first, args, lambda: _frame(args, prm, False),
-                           lambda v: later_ranked_kernels(v) + _assembly_kernels(v, False)):
-        return _grow((grow_ranked_depth_first, None), args, (), prm, n, p, cats=False)
+    with signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
+                           lambda v: later_ranked_kernels(v) + _assembly_kernels(v)):
+        return _grow(args, prm, n, p)

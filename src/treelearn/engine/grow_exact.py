@@ -1,8 +1,9 @@
-"""The compiled node loop of the exact splitter, for numeric data and tables alike.
+"""The presorted lists' node steps (the exact splitter), for numeric data and tables alike.
 
-One loop grows every dense tree of ``splitter="best"`` or ``"random"``: numeric features,
-categorical ones (binary subsets or one branch per level), missing values in the three modes,
-C4.5's fractional cases, feature costs, C4.5's average-gain rule and threshold penalty, the
+The builder's loops (:mod:`treelearn.engine.builder`) with these steps (:data:`Exact`) grow
+every dense tree of ``splitter="best"`` or ``"random"``: numeric features, categorical ones
+(binary subsets or one branch per level), missing values in the three modes, C4.5's
+fractional cases, feature costs, C4.5's average-gain rule and threshold penalty, the
 statistical feature selection. Numeric data is simply a table without categorical features or
 holes: the same code runs, and the per-node checks for the rest cost nothing measurable (the
 tests compare it node for node with scikit-learn).
@@ -13,10 +14,10 @@ one search per feature, the winner by the criterion, by C4.5's rules or by the s
 p-value), the partition of every list (:mod:`treelearn.engine.exact`), and the weighted
 impurity decrease, which must reach ``min_impurity_decrease``.
 
-The loop hands control back to Python after about ``iparams[P_CHUNK]`` units of work (rows
-times features), with its whole state in arrays: the pending nodes (stack or heap) and the
-node table. :func:`treelearn.engine.fit.grow` calls it until it reports that it is done, so a
-Ctrl-C is acted on between chunks, and a fit never holds the interpreter for long.
+The builder hands control back to Python after about ``iparams[P_CHUNK]`` units of work
+(rows times features), with its whole state in arrays: the pending nodes (stack or heap) and
+the node table. :func:`treelearn.engine.fit._grow` calls it until it reports that it is done,
+so a Ctrl-C is acted on between chunks, and a fit never holds the interpreter for long.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_node, search_feature_abs
+from .builder import (
+    NEED_ARENA,
+    layout,
+    never_hands_over,
+    no_slot,
+    no_slots,
+    nothing_to_release,
+)
 from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
 from .criteria import impurity_improvement, node_impurity
 from .exact import (
@@ -45,22 +54,7 @@ from .exact import (
     tail_missing,
 )
 from .levels import keep_best
-from .nodes import (
-    grow_rows,
-    grow_vector,
-    heap_pop,
-    heap_push,
-    lacks_room,
-    make_leaf,
-    new_node,
-    pend_node,
-    pop_node,
-    push,
-    splittable,
-    store_cats,
-    store_split,
-    store_values,
-)
+from .nodes import splittable, store_split, store_values
 from .random import (
     draw_finish,
     draw_next,
@@ -315,10 +309,6 @@ def _child_impurity(data, lo, hi, crit, scratch, absolute, afs, ajs):
     return wc, node_impurity(scratch, wc, crit)
 
 
-#: :func:`split_node`'s answer when the arena is too small (the needed size is in ``gs``).
-NEED_ARENA = -1
-
-
 @noref
 def _leaf_children(counts, nstats, left, classification, depth, iparams):
     """Whether both children of a two-way numeric split will be leaves whatever their rows'
@@ -494,224 +484,71 @@ def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fp
     return data, k, arena_top
 
 
-@njit
-def _room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
-    """The node table and level-map store with room for ``extra_nodes`` more nodes and one
-    more level map."""
-    need = gs[nd.G_NODES] + extra_nodes
-    if need > ti.shape[0]:
-        ti = grow_rows(ti, need)
-        tf = grow_rows(tf, need)
-        tv = grow_rows(tv, need)
-    if gs[nd.G_CATS] + n_codes_max > cats.shape[0]:
-        cats = grow_vector(cats, gs[nd.G_CATS] + n_codes_max)
-    return ti, tf, tv, cats
+# -- the presorted lists as a layout of the builder (treelearn.engine.builder) ---------------
+
+@tiny
+def _process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
+    """Open, search and split a node on one thread: ``(k, n_total, arena_top, slot)``."""
+    found, n_total, wn, imp = open_and_search(data, L.cfg, L.costs, tf, tv, node, lo, hi,
+                                              depth, nconst, L.crit, L.iparams, L.fparams,
+                                              L.work, L.absolute)
+    if not found:
+        return np.int64(0), n_total, arena_top, slot
+    k, arena_top2 = split_node(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
+                               L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute,
+                               depth, L.iparams, L.cfg[2], L.cfg[3])
+    return k, n_total, arena_top2, slot
 
 
-@njit
-def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
-    """The node table, level-map store and stack with room for one more node and its
-    ``kmax`` children (see :func:`treelearn.engine.nodes.lacks_room`)."""
-    if gs[nd.G_NODES] + 1 > ti.shape[0] or gs[nd.G_CATS] + codes_max > cats.shape[0]:
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, np.int64(1), codes_max)
-    if gs[nd.G_TOP] + kmax > stack.shape[0]:
-        stack = grow_rows(stack, gs[nd.G_TOP] + kmax)
-    return ti, tf, tv, cats, stack
+@tiny
+def _resume(L, data, ti, tf, tv, gs, stack, status):
+    """The node the runner left (``RUN_ARENA``): its fractional split, with larger lists."""
+    node = gs[nd.G_PNODE]
+    depth = gs[nd.G_PDEPTH]
+    data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI],
+                                gs[nd.G_PARENA], tf[node, nd.T_WEIGHT], tf[node, nd.T_IMPURITY],
+                                L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute, depth,
+                                L.iparams, L.cfg[2], L.cfg[3])
+    return data, node, k, depth, gs[nd.G_PTOTAL], arena_top, gs[nd.G_PSLOT]
 
 
-@noref
-@driver
-def _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, kid_lo,
-                   kid_hi, work, n_codes, lut):
-    """After a node's split into ``k`` branches (0: a leaf): its level map stored and its
-    children pushed (first branch on top)."""
-    if k == 0:
-        make_leaf(ti, tf, node)
-        return
-    if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
-        store_cats(cats, gs, ti, node, work[5], n_codes[ti[node, nd.N_FEATURE]], lut)
-    for b in range(k - 1, -1, -1):
-        push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top, np.int64(-1))
+@tiny
+def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
+    """Open, search and split a node of best-first growth (the lists may grow)."""
+    k = np.int64(0)
+    found, _, wn, imp = open_and_search(data, L.cfg, L.costs, tf, tv, node, lo, hi, depth,
+                                        np.int64(0), L.crit, L.iparams, L.fparams, L.work,
+                                        L.absolute)
+    if found:
+        data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
+                                    imp, L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi,
+                                    L.absolute, depth, L.iparams, L.cfg[2], L.cfg[3])
+    return data, k, arena_top, slot
 
 
-@noref
-@driver
-def _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
-                     fparams, work, kid_lo, kid_hi, absolute, lut):
-    """The depth-first node loop compiled without reference counting (see
-    :func:`treelearn.engine.grow_hist._run_depth_first`): returns a ``RUN_*`` code when the
-    chunk's work is done, the stack is empty, or its caller must grow the tables
-    (``RUN_ROOM``) or the lists for a fractional split (``RUN_ARENA``, node in ``G_P*``)."""
-    n_codes = cfg[1]
-    p = n_codes.shape[0]
-    kmax = kid_lo.shape[0]
-    codes_max = work[5].shape[0]
-    while gs[nd.G_TOP] > 0:
-        if gs[nd.G_BUDGET] <= 0:
-            return nd.RUN_BUDGET
-        if lacks_room(ti, cats, stack, gs, codes_max, kmax):
-            return nd.RUN_ROOM
-        node, lo, hi, depth, nconst, arena_top, _ = pop_node(ti, tf, gs, stack, p)
-        found, n_total, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi,
-                                                  depth, nconst, crit, iparams, fparams, work,
-                                                  absolute)
-        if not found:
-            continue
-        k, arena_top2 = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                   imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                   iparams, cfg[2], cfg[3])
-        if k == NEED_ARENA:
-            pend_node(gs, node, lo, hi, depth, arena_top, np.int64(-1), n_total)
-            return nd.RUN_ARENA
-        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top2, kid_lo,
-                       kid_hi, work, n_codes, lut)
-    return nd.RUN_DONE
-
-
-@njit
-@driver
-def grow_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit, iparams,
-                     fparams, work, kid_lo, kid_hi, absolute):
-    """Depth-first growth (preorder numbering), until the stack is empty or the chunk's work
-    is done: :func:`_run_depth_first` and what it hands back. Returns the arrays that may
-    have been reallocated."""
-    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
-    n_codes = cfg[1]
-    kmax = kid_lo.shape[0]
-    codes_max = work[5].shape[0]
-    lut = np.zeros(0, dtype=np.int64)
-    while True:
-        status = _run_depth_first(data, cfg, costs, buffers, ti, tf, tv, cats, stack, gs, crit,
-                                  iparams, fparams, work, kid_lo, kid_hi, absolute, lut)
-        if status == nd.RUN_DONE or status == nd.RUN_BUDGET:
-            break
-        if status == nd.RUN_ROOM:
-            ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
-                                                       kmax)
-            continue
-        node = gs[nd.G_PNODE]
-        depth = gs[nd.G_PDEPTH]
-        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI],
-                                    gs[nd.G_PARENA], tf[node, nd.T_WEIGHT], tf[node, nd.T_IMPURITY],
-                                    crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                    iparams, cfg[2], cfg[3])
-        _kids_of_exact(ti, tf, cats, stack, gs, node, k, depth, gs[nd.G_PTOTAL], arena_top,
-                       kid_lo, kid_hi, work, n_codes, lut)
-    if gs[nd.G_TOP] == 0:
-        gs[nd.G_DONE] = 1
-    return data, ti, tf, tv, cats, stack
+#: The presorted lists (``data = (V, I, C, R, W)``, grown for C4.5's fractional cases) as a
+#: layout: ``cfg = (is_cat, n_codes, category search, extras)``.
+Exact = layout("Exact", ("cfg", "costs", "buffers", "crit", "fparams", "absolute"),
+               process=_process, children=no_slots, children_any=no_slots,
+               hand_over=never_hands_over, resume=_resume, step=_step, keep=no_slot,
+               release=nothing_to_release)
 
 
 def later_kernels(values: dict) -> list[tuple]:
-    """The kernels :func:`grow_depth_first` types after its node search (the split, the
-    children pushed, the tables and lists grown), with the signatures it calls them with,
-    given its arguments by parameter name (``values``), for
+    """The kernels the builder's depth-first growth of this layout types after its node
+    search (the split, the children pushed, the tables and lists grown), with the signatures
+    it calls them with, given its parameters by name (``values``), for
     :func:`treelearn._compiling.signatures_beside`. (Not the numeric search, as the ranked
     grower's list has it: this grower reaches it too soon, 3 s into its compilation, and the
     background process then compiled the split too late: first fits 7-13% slower.)"""
     from .._compiling import signature
+    from .builder import fields
+    from .builder import later_kernels as builder_kernels
 
+    values = fields(values)
     cfg = values["cfg"]
-    values = values | {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3],
-                       "lut": np.zeros(0, dtype=np.int64)}
+    values |= {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3]}
     # a table's category search: first its subset scans (lvl.subset_kernels)
     jobs = lvl.subset_kernels(values) if cfg[2] is not None else []
-    return jobs + [(kernel, signature(kernel, values))
-                   for kernel in (split_node, _kids_of_exact, room_depth_first, _split)]
-
-
-def numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
-    """:func:`search_numeric` with the signature a node search calls it with, given the
-    grower's parameters by name (``values``, with ``extras``), the sorted values ``V`` and
-    ``CRW = (C, R, W)`` as the search passes them (for the ranked grower's
-    ``later_kernels``)."""
-    from .._compiling import signature
-
-    work = values["work"]
-    given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
-        "V": V, "st": work[0], "ws": work[1], "stats": work[3], "out": work[6],
-        "need_real": np.bool_(False)}
-    scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf"), "int64") | \
-        dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")
-    return search_numeric, signature(search_numeric, given, scalars)
-
-
-@njit
-@driver
-def grow_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, crit, iparams,
-                    fparams, work, kid_lo, kid_hi, absolute):
-    """Best-first growth up to ``max_leaf_nodes`` leaves (a multiway split adds ``k - 1``),
-    until the heap is empty or the chunk's work is done. A node is searched and partitioned
-    when it is created (scikit-learn's frontier holds nodes with their best split); its
-    children's ranges wait in ``kids`` until it is expanded."""
-    budget = iparams[nd.P_CHUNK]
-    limit = iparams[nd.P_MAX_LEAF_NODES]
-    kmax = kid_lo.shape[0]
-    codes_max = work[5].shape[0]
-    if gs[nd.G_NODES] == 0:
-        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, z + 1, codes_max)
-        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[nd.G_ARENA], z)
-        data, cats, kids, heap = _open_best_first(
-            data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, z, gs[nd.G_ARENA], z,
-            crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
-        gs[nd.G_LEAVES] = 1
-    while gs[nd.G_HEAP] > 0 and budget > 0:
-        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
-        gs[nd.G_HEAP] = size
-        k = ti[node, nd.N_NB]
-        if k == 0:
-            continue
-        if gs[nd.G_LEAVES] + k - 1 > limit:
-            make_leaf(ti, tf, node)
-            continue
-        gs[nd.G_LEAVES] += k - 1
-        off = ti[node, nd.N_KIDS]
-        depth = ti[node, nd.N_DEPTH]
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
-        for b in range(k):
-            lo = kids[off + b, 0]
-            hi = kids[off + b, 1]
-            budget -= (hi - lo) * cfg[1].shape[0] + 64
-            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, np.int64(0))
-            data, cats, kids, heap = _open_best_first(
-                data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, child, lo, hi,
-                depth + 1, crit, iparams, fparams, work, kid_lo, kid_hi, absolute)
-    if gs[nd.G_HEAP] == 0:
-        gs[nd.G_DONE] = 1
-    _ = kmax
-    return data, ti, tf, tv, cats, kids, heap
-
-
-@njit
-@driver
-def _open_best_first(data, cfg, costs, buffers, ti, tf, tv, cats, kids, heap, gs, node, lo, hi,
-                     depth, crit, iparams, fparams, work, kid_lo, kid_hi, absolute):
-    """Open, search and split a new node of best-first growth and put it on the heap (leaves
-    too, with improvement 0, as scikit-learn's frontier holds them)."""
-    arena_top = gs[nd.G_ARENA]
-    k = 0
-    found, _, wn, imp = open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, np.int64(0),
-                                        crit, iparams, fparams, work, absolute)
-    if found:
-        data, k, arena_top = _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                    imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                    iparams, cfg[2], cfg[3])
-    gs[nd.G_ARENA] = arena_top
-    if k == 0:
-        make_leaf(ti, tf, node)
-        tf[node, nd.T_IMPROVEMENT] = 0.0
-    else:
-        if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
-            store_cats(cats, gs, ti, node, work[5], cfg[1][ti[node, nd.N_FEATURE]],
-                       np.zeros(0, dtype=np.int64))
-        off = gs[nd.G_KIDS]
-        kids = grow_rows(kids, off + k)
-        for b in range(k):
-            kids[off + b, 0] = kid_lo[b]
-            kids[off + b, 1] = kid_hi[b]
-        ti[node, nd.N_KIDS] = off
-        gs[nd.G_KIDS] = off + k
-    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
-    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
-    return data, cats, kids, heap
+    return jobs + [(split_node, signature(split_node, values))] + builder_kernels(values) + [
+        (_split, signature(_split, values))]

@@ -25,8 +25,9 @@ Large nodes build histograms and move rows on all threads (compiled only for fit
 to use them). Every other node goes through :func:`_process_serial`, the same kernels compiled
 without reference counting, which the threaded ones need: counting the references of the
 fifty-odd arrays a node's kernels take was a third of a fully grown tree's fit. The depth-first
-loop itself is such a kernel (:func:`_run_depth_first`): it hands back to its counting caller
-whatever allocates (tables to grow, a large node's threads, larger buffers).
+loop itself is such a kernel (:func:`treelearn.engine.builder.run_depth_first`): it hands back
+to its counting caller whatever allocates (tables to grow, a large node's threads, larger
+buffers).
 """
 
 from __future__ import annotations
@@ -39,19 +40,17 @@ from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_rows, search_rows_abs
+from .builder import NEED_ARENA, layout
 from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
 from .criteria import impurity_improvement, node_impurity
 from .grow_exact import (
     COST_NONE,
     F_FEAT,
     F_LOGP,
-    NEED_ARENA,
     SELECT_TEST,
     _choose,
-    _room,
     cost_score,
     note_candidate,
-    room_depth_first,
 )
 from .hist import (
     clear_bins,
@@ -73,18 +72,9 @@ from .hist import (
 )
 from .levels import keep_best, search_summary, search_summary_numeric
 from .nodes import (
-    grow_rows,
-    grow_vector,
-    heap_pop,
-    heap_push,
-    lacks_room,
-    make_leaf,
-    new_node,
     pend_node,
     pop_node,
-    push,
     splittable,
-    store_cats,
     store_split,
     store_values,
 )
@@ -708,16 +698,22 @@ def _children_large(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, l
 @noref
 @driver
 def _children_serial(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
-                     kid_slot, n_parent):
-    """:func:`children_hists` of a small parent: one thread, no reference counting."""
+                     kid_slot, n_parent, absolute):
+    """:func:`children_hists` of a small parent: one thread, no reference counting. (Absolute
+    error searches rows, not histograms: its children carry none.)"""
+    if absolute is not None:
+        for b in range(k):
+            kid_slot[b] = -1
+        return
     children_hists(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, None,
                    kid_slot, n_parent)
 
 
 @tiny
 def _children(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq, priv,
-              kid_slot, n_parent, p):
-    """:func:`children_hists`, on all threads for a large parent."""
+              kid_slot, n_parent, p, absolute):
+    """:func:`children_hists`, on all threads for a large parent (a fit with the threads'
+    buffers ``priv`` has histograms: not absolute error)."""
     large = False
     if priv is not None:
         large = n_parent * p >= PARALLEL_MIN_WORK
@@ -726,15 +722,7 @@ def _children(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq
                         priv, kid_slot, n_parent)
     else:
         _children_serial(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq,
-                         kid_slot, n_parent)
-
-
-@noref
-def max_levels(n_levels):
-    m = 1
-    for f in range(n_levels.shape[0]):
-        m = max(m, n_levels[f])
-    return m
+                         kid_slot, n_parent, absolute)
 
 
 @noref
@@ -744,241 +732,125 @@ def _may_split(n, depth, iparams):
             and n >= 2 * iparams[nd.P_MIN_LEAF])
 
 
-@noref
-@driver
-def _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work, n_levels,
-            luts, lutoff):
-    """After a node's split into ``k`` branches (0: a leaf): its level map stored, and which
-    children may split (``need``)."""
-    if k == 0:
-        make_leaf(ti, tf, node)
-        return
-    f = ti[node, nd.N_FEATURE]
-    if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
-        store_cats(cats, gs, ti, node, work[5], n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
+# -- the bins as a layout of the builder (treelearn.engine.builder) -----------------------------
+
+@tiny
+def _needs(L, ti, k, depth):
+    """Which children of a ``k``-way split at ``depth`` may split (``L.need``)."""
     for b in range(k):
-        need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
+        L.need[b] = _may_split(L.kid_hi[b] - L.kid_lo[b], depth + 1, L.iparams)
 
 
-@noref
-@driver
-def _push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid_slot):
-    for b in range(k - 1, -1, -1):
-        push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
-             kid_slot[b])
+@tiny
+def _process_node(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
+    """Open, search and split a node on one thread: ``(k, n_total, arena_top, slot)``."""
+    return _process_serial(data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot,
+                           arena_top, L.pool, L.free, L.nfree, L.lay, L.edges, L.cfg, L.costs,
+                           L.crit, L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi,
+                           L.absolute, L.classification, L.weighted, L.sq)
 
 
-@noref
-@driver
-def _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack, gs,
-                     pool, free, nfree, threads, crit, iparams, fparams, work, buffers, kid_lo,
-                     kid_hi, kid_slot, need, absolute, classification, weighted, sq):
-    """The depth-first node loop on one thread, compiled without reference counting (a
-    counting loop increments and decrements some fifty arrays on every node: a tenth of a
-    forest's fit). Returns a ``RUN_*`` code when it must stop: everything that allocates
-    (growing tables, a large node's threads, larger row buffers) is its caller's."""
-    n_levels = cfg[2]
-    p = n_levels.shape[0]
-    kmax = kid_lo.shape[0]
-    codes_max = max_levels(n_levels)
-    while gs[nd.G_TOP] > 0:
-        if gs[nd.G_BUDGET] <= 0:
-            return nd.RUN_BUDGET
-        if lacks_room(ti, cats, stack, gs, codes_max, kmax):
-            return nd.RUN_ROOM
-        top = gs[nd.G_TOP] - 1
-        if threads and (stack[top, nd.S_HI] - stack[top, nd.S_LO]) * p >= PARALLEL_MIN_WORK:
-            return nd.RUN_LARGE
-        node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
-        d = depth & 1
-        k, n_total, arena_top2, slot = _process_serial(
-            bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-            nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers, kid_lo,
-            kid_hi, absolute, classification, weighted, sq)
-        if k == NEED_ARENA:
-            pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
-            return nd.RUN_ARENA
-        _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
-                n_levels, luts, lutoff)
-        if k == 0:
-            continue
-        if absolute is None:
-            _children_serial(bufs, 1 - d, slot, k, kid_lo, kid_hi, need, pool, free, nfree,
-                             lay, sq, kid_slot, ti[node, nd.N_NSAMP])
-        else:
-            for b in range(k):
-                kid_slot[b] = -1
-        _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
-    return nd.RUN_DONE
+@tiny
+def _kids_serial(L, data, ti, node, k, depth, slot):
+    """The children's histograms, on one thread (their rows sit in the other buffer)."""
+    _needs(L, ti, k, depth)
+    _children_serial(data, 1 - (depth & 1), slot, k, L.kid_lo, L.kid_hi, L.need, L.pool,
+                     L.free, L.nfree, L.lay, L.sq, L.kid_slot, ti[node, nd.N_NSAMP], L.absolute)
+
+
+@tiny
+def _kids_any(L, data, ti, node, k, depth, slot):
+    """The children's histograms, on all threads for a large parent."""
+    _needs(L, ti, k, depth)
+    _children(data, 1 - (depth & 1), slot, k, L.kid_lo, L.kid_hi, L.need, L.pool, L.free,
+              L.nfree, L.lay, L.sq, L.priv, L.kid_slot, ti[node, nd.N_NSAMP],
+              L.n_levels.shape[0], L.absolute)
+
+
+@tiny
+def _large_on_top(L, stack, gs):
+    """Whether the node on top of the stack is large enough for all threads (a fit with the
+    threads' buffers only)."""
+    if L.tcounts is None:
+        return False
+    top = gs[nd.G_TOP] - 1
+    return (stack[top, nd.S_HI] - stack[top, nd.S_LO]) * L.charge >= PARALLEL_MIN_WORK
 
 
 @njit
 @driver
-def grow_hist_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, stack,
-                          gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams, work,
-                          buffers, kid_lo, kid_hi, kid_slot, need, absolute, classification,
-                          weighted, sq):
-    """Depth-first growth (preorder numbering) until the stack is empty or the chunk's work is
-    done: :func:`_run_depth_first`, and what it hands back (tables to grow, large nodes on all
-    threads, fractional splits needing room). Returns the arrays that may have been
-    reallocated."""
-    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
-    n_levels = cfg[2]
-    p = n_levels.shape[0]
-    kmax = kid_lo.shape[0]
-    codes_max = max_levels(n_levels)
-    threads = tcounts is not None
-    while True:
-        status = _run_depth_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats,
-                                  stack, gs, pool, free, nfree, threads, crit, iparams,
-                                  fparams, work, buffers, kid_lo, kid_hi, kid_slot, need,
-                                  absolute, classification, weighted, sq)
-        if status == nd.RUN_DONE or status == nd.RUN_BUDGET:
-            break
-        if status == nd.RUN_ROOM:
-            ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
-                                                       kmax)
-            continue
-        k = 0
-        node = 0
-        depth = 0
-        n_total = 0
-        arena_top2 = 0
-        slot = -1
-        # a fit without the threads' buffers never sees RUN_LARGE: the test on tcounts
-        # prunes the threaded kernel at compile time (it cost a small fit's first run 0.7 s)
-        if tcounts is not None:
-            if status == nd.RUN_LARGE:
-                node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, p)
-                k, n_total, arena_top2, slot = _process_large(
-                    bufs, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot,
-                    arena_top, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit,
-                    iparams, fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
-                    weighted, sq)
-                if k == NEED_ARENA:
-                    pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
-                    status = nd.RUN_ARENA
-        if status == nd.RUN_ARENA:
-            node = gs[nd.G_PNODE]
-            depth = gs[nd.G_PDEPTH]
-            n_total = gs[nd.G_PTOTAL]
-            bufs, k, arena_top2, slot = _split_again(
-                bufs, depth & 1, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI], gs[nd.G_PARENA],
-                crit, iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, free,
-                nfree, gs[nd.G_PSLOT], cfg[4])
-        _settle(ti, tf, cats, gs, node, k, depth, need, kid_lo, kid_hi, iparams, work,
-                n_levels, luts, lutoff)
-        if k == 0:
-            continue
-        if absolute is None:
-            _children(bufs, 1 - (depth & 1), slot, k, kid_lo, kid_hi, need, pool, free, nfree,
-                      lay, sq, priv, kid_slot, ti[node, nd.N_NSAMP], p)
-        else:
-            for b in range(k):
-                kid_slot[b] = -1
-        _push_kids(stack, gs, node, k, depth, n_total, arena_top2, kid_lo, kid_hi, kid_slot)
-    if gs[nd.G_TOP] == 0:
-        gs[nd.G_DONE] = 1
-    return bufs, ti, tf, tv, cats, stack
+def _resume_node(L, tcounts, data, ti, tf, tv, gs, stack, status):
+    """What the runner handed back: a large node on top of the stack, processed on all
+    threads, or a node whose fractional split needs larger row buffers. Returns ``(data,
+    node, k, depth, n_total, arena_top, slot)``. A fit without the threads' buffers
+    (``tcounts`` None) never hands over a large node: the test prunes the threaded kernel
+    at compile time (it cost a small fit's first run 0.7 s)."""
+    k = 0
+    node = 0
+    depth = 0
+    n_total = 0
+    arena_top2 = 0
+    slot = -1
+    if tcounts is not None:
+        if status == nd.RUN_LARGE:
+            node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack,
+                                                                    L.charge)
+            k, n_total, arena_top2, slot = _process_large(
+                data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
+                L.pool, L.free, L.nfree, L.priv, tcounts, L.lay, L.edges, L.cfg, L.costs,
+                L.crit, L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi,
+                L.absolute, L.classification, L.weighted, L.sq)
+            if k == NEED_ARENA:
+                pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
+                status = nd.RUN_ARENA
+    if status == nd.RUN_ARENA:
+        node = gs[nd.G_PNODE]
+        depth = gs[nd.G_PDEPTH]
+        n_total = gs[nd.G_PTOTAL]
+        data, k, arena_top2, slot = _split_again(
+            data, depth & 1, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI], gs[nd.G_PARENA],
+            L.crit, L.iparams, L.fparams, L.work, L.buffers, L.lay, L.kid_lo, L.kid_hi,
+            L.absolute, tcounts, L.free, L.nfree, gs[nd.G_PSLOT], L.cfg[4])
+    return data, node, k, depth, n_total, arena_top2, slot
 
 
-@njit
-@driver
-def grow_hist_best_first(bufs, lay, edges, cfg, costs, luts, lutoff, ti, tf, tv, cats, kids,
-                         heap, gs, pool, free, nfree, priv, tcounts, crit, iparams, fparams,
-                         work, buffers, kid_lo, kid_hi, kid_slot, need, absolute,
-                         classification, weighted, sq):
-    """Best-first growth up to ``max_leaf_nodes`` leaves; a node is searched and its rows
-    moved when it is created, its children made (and their histograms derived from its own,
-    kept while it waits when the pool allows) when it is expanded."""
-    budget = iparams[nd.P_CHUNK]
-    limit = iparams[nd.P_MAX_LEAF_NODES]
-    p = cfg[2].shape[0]
-    codes_max = max_levels(cfg[2])
-    if gs[nd.G_NODES] == 0:
-        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, z + 1, codes_max)
-        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[nd.G_ARENA], z)
-        bufs, cats, kids, heap = _open_best_first(
-            bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, z, gs[nd.G_ARENA], z, z - 1,
-            pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
-            work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-        gs[nd.G_LEAVES] = 1
-    while gs[nd.G_HEAP] > 0 and budget > 0:
-        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
-        gs[nd.G_HEAP] = size
-        k = ti[node, nd.N_NB]
-        slot = ti[node, nd.N_SLOT]
-        ti[node, nd.N_SLOT] = -1
-        if k == 0:
-            _release(free, nfree, slot)
-            continue
-        if gs[nd.G_LEAVES] + k - 1 > limit:
-            _release(free, nfree, slot)
-            make_leaf(ti, tf, node)
-            continue
-        gs[nd.G_LEAVES] += k - 1
-        off = ti[node, nd.N_KIDS]
-        depth = ti[node, nd.N_DEPTH]
-        ti, tf, tv, cats = _room(ti, tf, tv, cats, gs, k, codes_max * k)
-        for b in range(k):
-            kid_lo[b] = kids[off + b, 0]
-            kid_hi[b] = kids[off + b, 1]
-            need[b] = _may_split(kid_hi[b] - kid_lo[b], depth + 1, iparams)
-        if absolute is None:
-            _children(bufs, (depth + 1) & 1, slot, k, kid_lo, kid_hi, need, pool, free,
-                      nfree, lay, sq, priv, kid_slot, ti[node, nd.N_NSAMP], p)
-        else:
-            for b in range(k):
-                kid_slot[b] = -1
-        for b in range(k):
-            # kid_lo/kid_hi are reused by the children's own splits: read from ``kids``
-            lo = kids[off + b, 0]
-            hi = kids[off + b, 1]
-            cslot = kid_slot[b]
-            budget -= (hi - lo) * p + 64
-            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, np.int64(0))
-            bufs, cats, kids, heap = _open_best_first(
-                bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, child, lo, hi, depth + 1,
-                cslot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
-                fparams, work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
-    if gs[nd.G_HEAP] == 0:
-        gs[nd.G_DONE] = 1
-    return bufs, ti, tf, tv, cats, kids, heap
+@tiny
+def _resume(L, data, ti, tf, tv, gs, stack, status):
+    return _resume_node(L, L.tcounts, data, ti, tf, tv, gs, stack, status)
 
 
-@njit
-@driver
-def _open_best_first(bufs, luts, lutoff, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, depth,
-                     slot, pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit,
-                     iparams, fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
-                     weighted, sq):
-    """Open, search and split a new node of best-first growth and put it on the heap (leaves
-    too, with improvement 0, as scikit-learn's frontier holds them)."""
-    d = depth & 1
-    bufs, k, _, arena_top, slot = _step(
-        bufs, d, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, gs[nd.G_ARENA], pool,
-        free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
-        buffers, kid_lo, kid_hi, absolute, classification, weighted, sq, cfg[2].shape[0])
-    gs[nd.G_ARENA] = arena_top
-    if k == 0:
-        make_leaf(ti, tf, node)
-        tf[node, nd.T_IMPROVEMENT] = 0.0
-    else:
-        f = ti[node, nd.N_FEATURE]
-        if ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
-            store_cats(cats, gs, ti, node, work[5], cfg[2][f], luts[lutoff[f]:lutoff[f + 1]])
-        off = gs[nd.G_KIDS]
-        kids = grow_rows(kids, off + k)
-        for b in range(k):
-            kids[off + b, 0] = kid_lo[b]
-            kids[off + b, 1] = kid_hi[b]
-        ti[node, nd.N_KIDS] = off
-        gs[nd.G_KIDS] = off + k
-        ti[node, nd.N_SLOT] = _keep(free, nfree, slot)
-    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
-    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
-    return bufs, cats, kids, heap
+@tiny
+def _step_node(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
+    """Open, search and split a node of best-first growth (on all threads when large; the
+    row buffers may grow)."""
+    data, k, _, arena_top, slot = _step(
+        data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, arena_top,
+        L.pool, L.free, L.nfree, L.priv, L.tcounts, L.lay, L.edges, L.cfg, L.costs, L.crit,
+        L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi, L.absolute,
+        L.classification, L.weighted, L.sq, L.n_levels.shape[0])
+    return data, k, arena_top, slot
+
+
+@tiny
+def _keep_slot(L, slot):
+    return _keep(L.free, L.nfree, slot)
+
+
+@tiny
+def _release_slot(L, slot):
+    _release(L.free, L.nfree, slot)
+
+
+#: The bins (``data``: the row buffers of :func:`treelearn.engine.fit.grow_binned`) as a
+#: layout: ``cfg = (is_cat, bins per feature, levels per feature, category search,
+#: extras)``; ``need`` which children may split; ``priv``/``tcounts`` the threads' buffers
+#: (None: one thread).
+Hist = layout("Hist", ("lay", "edges", "cfg", "costs", "pool", "free", "nfree", "priv",
+                       "tcounts", "crit", "fparams", "buffers", "need", "absolute",
+                       "classification", "weighted", "sq"),
+              process=_process_node, children=_kids_serial, children_any=_kids_any,
+              hand_over=_large_on_top, resume=_resume, step=_step_node, keep=_keep_slot,
+              release=_release_slot)
 
 
 def _search_kernels(values: dict) -> list[tuple]:
@@ -1012,9 +884,12 @@ def later_kernels(values: dict) -> list[tuple]:
     (17 s of a large fit's 63 s on an empty cache); the children's histograms, the tables
     grown and a fractional split's retry."""
     from .._compiling import signature
+    from .builder import fields
+    from .builder import later_kernels as builder_kernels
 
+    values = fields(values)
     cfg = values["cfg"]
-    values = values | {"n_levels": cfg[2], "extras": cfg[4]}
+    values |= {"n_levels": cfg[2], "extras": cfg[4], "bufs": values["data"]}
     # first the feature search's scans (absolute error searches the rows instead)
     kernels = _search_kernels(values) if values["absolute"] is None else []
     # a node's split on one thread (the serial path's, also in a fit with threads)
@@ -1022,12 +897,14 @@ def later_kernels(values: dict) -> list[tuple]:
     if values["tcounts"] is not None:
         kernels += [(_process_large, values), (_children_large, values)]
     kernels.append((_children_serial, values))
-    if "stack" in values:  # depth-first growth
-        kernels += [(kernel, values) for kernel in (_settle, room_depth_first, _split_again)]
     scalars = nd.SCALAR_TYPES | dict.fromkeys(
-        ("f", "n_order", "n_bits", "u", "mn", "mode", "min_leaf", "min_count", "n_codes"),
-        "int64") | dict.fromkeys(("mw", "pimp", "min_wleaf", "smooth"), "float64")
-    return [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
+        ("f", "n_order", "n_bits", "u", "mn", "mode", "min_leaf", "min_count", "n_codes",
+         "status"), "int64") | dict.fromkeys(("mw", "pimp", "min_wleaf", "smooth"), "float64")
+    jobs = [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
+    if "stack" in values:  # depth-first growth
+        jobs += builder_kernels(values) + [(kernel, signature(kernel, values, scalars))
+                                           for kernel in (_resume_node, _split_again)]
+    return jobs
 
 
-__all__ = ["grow_hist_depth_first", "grow_hist_best_first", "HIST_POOL_BYTES"]
+__all__ = ["HIST_POOL_BYTES", "Hist"]

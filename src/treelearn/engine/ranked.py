@@ -50,10 +50,11 @@ import numpy as np
 
 from . import levels as lvl
 from . import nodes as nd
-from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
+from .builder import layout, never_hands_over, no_slots, nothing_to_resume, two_kids
+from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
 from .exact import search_numeric
 from .levels import keep_best
-from .nodes import grow_rows, make_leaf, pop_node, push, splittable
+from .nodes import splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import open_samples, record_split, refused, two_way_improvement
 
@@ -349,69 +350,57 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     return a, n_total
 
 
-@noref
-@driver
-def _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams, work,
-                     extras):
-    """The depth-first node loop, compiled without reference counting (each node's kernels
-    take some forty arrays: counting them cost a third of a fully grown tree's fit); returns
-    ``RUN_ROOM`` when its caller must grow the node table or the stack, else ``RUN_DONE`` or
-    ``RUN_BUDGET``. A node of ``m`` rows costs ``8 m + 64`` units of work."""
-    while gs[nd.G_TOP] > 0:
-        if gs[nd.G_BUDGET] <= 0:
-            return nd.RUN_BUDGET
-        if gs[nd.G_NODES] + 1 > ti.shape[0] or gs[nd.G_TOP] + 2 > stack.shape[0]:
-            return nd.RUN_ROOM
-        node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
-        mid, n_total = process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
-                                      nconst, crit, iparams, fparams, work, extras)
-        if mid < 0:
-            make_leaf(ti, tf, node)
-            continue
-        push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
-        push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
-    return nd.RUN_DONE
+@tiny
+def _process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
+    """Open, search and split a node (the builder's runner): ``(k, n_total, arena_top,
+    slot)``."""
+    mid, n_total = process_ranked(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
+                                  nconst, L.crit, L.iparams, L.fparams, L.work, L.extras)
+    return two_kids(L, lo, mid, hi), n_total, arena_top, slot
 
 
-@njit
-@driver
-def grow_ranked_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                            work, extras):
-    """Depth-first growth (scikit-learn's order and numbering), one chunk of work:
-    :func:`_run_depth_first` and the table growth it asks for. Returns the arrays that may
-    have been reallocated."""
-    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
-    while _run_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams, fparams,
-                           work, extras) == nd.RUN_ROOM:
-        need = gs[nd.G_NODES] + 1
-        ti = grow_rows(ti, need)
-        tf = grow_rows(tf, need)
-        tv = grow_rows(tv, need)
-        stack = grow_rows(stack, gs[nd.G_TOP] + 2)
-    if gs[nd.G_TOP] == 0:
-        gs[nd.G_DONE] = 1
-    return ti, tf, tv, stack
+#: The shared ranking (``data``: :func:`rank_columns` and :func:`ranked_buffers`) as a
+#: layout of the builder: the tree's rows ``samples``, its targets ``tgt``; depth-first only.
+Ranked = layout("Ranked", ("samples", "tgt", "crit", "fparams", "extras"), process=_process,
+                children=no_slots, children_any=no_slots, hand_over=never_hands_over,
+                resume=nothing_to_resume, step=None, keep=None, release=None)
 
 
 def later_kernels(values: dict) -> list[tuple]:
     """The kernels :func:`treelearn._compiling.signatures_beside` compiles beside
-    :func:`grow_ranked_depth_first`, with the signatures it calls them with, given its
-    parameters by name (``values``): the numeric search
-    (:func:`treelearn.engine.grow_exact.numeric_search`), then the kernels typed after the
-    node search (the constant features kept, the split recorded, the tables grown; the
-    ``tiny`` ones are typed inside their callers)."""
+    :func:`treelearn.engine.builder.grow_depth_first` of this layout, with the signatures it
+    calls them with, given its parameters by name (``values``): the numeric search
+    (:func:`_numeric_search`), then the kernels typed after the node search (the constant
+    features kept, the split recorded, the children pushed, the tables grown; the ``tiny``
+    ones are typed inside their callers)."""
     from .._compiling import signature
-    from .grow_exact import numeric_search
+    from .builder import fields
+    from .builder import later_kernels as builder_kernels
     from .nodes import SCALAR_TYPES
 
+    values = fields(values)
     work = values["work"]
     data = values["data"]
     given = values | {"draw": work[10], "perm": work[11], "const_feats": work[12]}
     scalars = SCALAR_TYPES | dict.fromkeys(("f", "mb", "needed"), "int64") | {
         "thr": "float64", "improvement": "float64", "seen": "boolean"}
     # first the numeric search, whose scans the grower reaches seconds after it starts
-    jobs = [numeric_search(values, data[6], (data[7], data[9], data[11]))]
+    jobs = [_numeric_search(values, data[6], (data[7], data[9], data[11]))]
     jobs += [(kernel, signature(kernel, given, scalars))
              for kernel in (draw_finish, two_way_improvement, refused, record_split)]
-    return jobs + [(grow_rows, signature(grow_rows, {"a": values[name]}, scalars))
-                   for name in ("ti", "tf")]
+    return jobs + builder_kernels(values)
+
+
+def _numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
+    """:func:`search_numeric` with the signature the node search calls it with, given the
+    grower's parameters by name (``values``, with ``extras``), the sorted values ``V`` and
+    ``CRW = (C, R, W)`` as the search passes them."""
+    from .._compiling import signature
+
+    work = values["work"]
+    given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
+        "V": V, "st": work[0], "ws": work[1], "stats": work[3], "out": work[6],
+        "need_real": np.bool_(False)}
+    scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf"), "int64") | \
+        dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")
+    return search_numeric, signature(search_numeric, given, scalars)

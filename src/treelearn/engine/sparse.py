@@ -1,6 +1,6 @@
-"""Sparse input (CSR, e.g. CountVectorizer's output): a grower of its own, never densified.
+"""Sparse input (CSR, e.g. CountVectorizer's output): a layout of its own, never densified.
 
-Why a separate loop: the exact splitter's presorted lists hold every entry of every feature,
+Why a separate layout: the exact splitter's presorted lists hold every entry of every feature,
 which for a document-term matrix is the dense matrix itself (20,000 documents x 50,000 terms
 would need 10^9 entries). Here a node owns a range of a sample buffer instead; for each node
 the non-zero entries of its rows are bucketed per feature and each bucket sorted
@@ -30,21 +30,20 @@ from .abserr import (
     search_codes_abs,
     weighted_median,
 )
+from .builder import (
+    always,
+    handed_over,
+    layout,
+    no_slot,
+    no_slots,
+    nothing_to_release,
+    two_kids,
+)
 from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
 from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
 from .exact import scan_numeric
 from .levels import keep_best
-from .nodes import (
-    grow_rows,
-    grow_vector,
-    heap_pop,
-    heap_push,
-    make_leaf,
-    new_node,
-    pop_node,
-    push,
-    splittable,
-)
+from .nodes import pop_node, splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import (
     open_samples,
@@ -366,90 +365,28 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     return mid, n_total
 
 
-@njit
-def grow_sparse_depth_first(data, samples, tgt, ti, tf, tv, stack, gs, crit, iparams,
-                            fparams, work, absolute):
-    """Depth-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work."""
-    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
-    while gs[nd.G_TOP] > 0 and gs[nd.G_BUDGET] > 0:
-        need = gs[nd.G_NODES] + 1
-        if need > ti.shape[0]:
-            ti = grow_rows(ti, need)
-            tf = grow_rows(tf, need)
-            tv = grow_rows(tv, need)
-        stack = grow_rows(stack, gs[nd.G_TOP] + 2)
-        # a sparse row's work is charged as 8 features' (its non-zeros are few)
-        node, lo, hi, depth, nconst, _, _ = pop_node(ti, tf, gs, stack, np.int64(8))
-        mid, n_total = process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth,
-                                      nconst, crit, iparams, fparams, work, absolute)
-        if mid < 0:
-            make_leaf(ti, tf, node)
-            continue
-        push(stack, gs, mid, hi, depth + 1, node, np.int64(1), n_total, np.int64(0), np.int64(-1))
-        push(stack, gs, lo, mid, depth + 1, node, np.int64(0), n_total, np.int64(0), np.int64(-1))
-    if gs[nd.G_TOP] == 0:
-        gs[nd.G_DONE] = 1
-    return ti, tf, tv, stack
+@tiny
+def _resume(L, data, ti, tf, tv, gs, stack, status):
+    """The node on top of the stack (every node is handed over: the search allocates)."""
+    # a sparse row's work is charged as 8 features' (its non-zeros are few)
+    node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, L.charge)
+    mid, n_total = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
+                                  nconst, L.crit, L.iparams, L.fparams, L.work, L.absolute)
+    return data, node, two_kids(L, lo, mid, hi), depth, n_total, arena_top, slot
 
 
-@njit
-def grow_sparse_best_first(data, samples, tgt, ti, tf, tv, heap, gs, crit, iparams, fparams,
-                           work, absolute):
-    """Best-first growth (see :mod:`treelearn.engine.grow_exact`), one chunk of work; a
-    node's children are opened when it is expanded, its samples partitioned when it is
-    searched."""
-    gs[nd.G_BUDGET] = iparams[nd.P_CHUNK]
-    limit = iparams[nd.P_MAX_LEAF_NODES]
-    if gs[nd.G_NODES] == 0:
-        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-        ti = grow_rows(ti, z + 1)
-        tf = grow_rows(tf, z + 1)
-        tv = grow_rows(tv, z + 1)
-        n = samples.shape[0]
-        node = new_node(ti, tf, gs, z - 1, z, z, z, n, z)
-        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, z, n, z, crit,
-                                iparams, fparams, work, absolute)
-        gs[nd.G_LEAVES] = 1
-    while gs[nd.G_HEAP] > 0 and gs[nd.G_BUDGET] > 0:
-        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
-        gs[nd.G_HEAP] = size
-        if ti[node, nd.N_NB] == 0:
-            continue
-        if gs[nd.G_LEAVES] + 1 > limit:
-            make_leaf(ti, tf, node)
-            continue
-        gs[nd.G_LEAVES] += 1
-        need = gs[nd.G_NODES] + 2
-        if need > ti.shape[0]:
-            ti = grow_rows(ti, need)
-            tf = grow_rows(tf, need)
-            tv = grow_rows(tv, need)
-        lo = ti[node, nd.N_LO]
-        hi = ti[node, nd.N_HI]
-        mid = ti[node, nd.N_KIDS]  # the partition point
-        depth = ti[node, nd.N_DEPTH]
-        gs[nd.G_BUDGET] -= (hi - lo) * 8 + 64
-        left = new_node(ti, tf, gs, node, np.int64(0), depth + 1, lo, mid, np.int64(0))
-        right = new_node(ti, tf, gs, node, np.int64(1), depth + 1, mid, hi, np.int64(0))
-        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, left, lo, mid,
-                                depth + 1, crit, iparams, fparams, work, absolute)
-        heap = _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, right, mid, hi,
-                                depth + 1, crit, iparams, fparams, work, absolute)
-    if gs[nd.G_HEAP] == 0:
-        gs[nd.G_DONE] = 1
-    return ti, tf, tv, heap
+@tiny
+def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
+    """Open, search and split a node of best-first growth."""
+    mid, _ = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
+                            np.int64(0), L.crit, L.iparams, L.fparams, L.work, L.absolute)
+    return data, two_kids(L, lo, mid, hi), arena_top, slot
 
 
-@njit
-def _open_best_first(data, samples, tgt, ti, tf, tv, heap, gs, node, lo, hi, depth, crit,
-                     iparams, fparams, work, absolute):
-    mid, _ = process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, np.int64(0),
-                            crit, iparams, fparams, work, absolute)
-    if mid < 0:
-        make_leaf(ti, tf, node)
-        tf[node, nd.T_IMPROVEMENT] = 0.0
-    else:
-        ti[node, nd.N_KIDS] = mid
-    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
-    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
-    return heap
+#: CSR rows (``data = (indptr, indices, values, mark, tmp)``) as a layout of the builder:
+#: the tree's rows ``samples``, its targets ``tgt``. Its search allocates per node, so the
+#: builder's runner hands every node over to the counting driver.
+Sparse = layout("Sparse", ("samples", "tgt", "crit", "fparams", "absolute"),
+                process=handed_over, children=no_slots, children_any=no_slots,
+                hand_over=always, resume=_resume, step=_step, keep=no_slot,
+                release=nothing_to_release)

@@ -1,0 +1,399 @@
+"""The node loop, once: depth-first and best-first growth for every data layout.
+
+A data layout (presorted lists :mod:`.grow_exact`, bins :mod:`.grow_hist`, the shared
+ranking :mod:`.ranked`, sparse rows :mod:`.sparse`) is a named tuple of everything its node
+steps read, whose class names those steps (:class:`Layout`). The loops here are written
+against the steps only; Numba compiles one copy of each loop per layout class, as a C++
+template is instantiated per type, and inlines the step calls (:func:`_hook`), so the
+compiled chain is as deep as it was when each layout had its own loops. What a layout
+supplies, and nothing else:
+
+* ``process``: open a node, search it, split it, on one thread and allocating nothing
+  (the depth-first runner is compiled without reference counting); the children's row
+  ranges in ``L.kid_lo``/``L.kid_hi``;
+* ``children``: what the children carry with them (the histogram grower's histograms in
+  ``L.kid_slot``), on one thread; ``children_any``: the same where threads are allowed;
+* ``hand_over``: whether the node on top of the stack must be processed by the counting
+  driver instead (a large node's threads; a layout that allocates per node);
+* ``resume``: finish in the counting driver what the runner handed back (``RUN_LARGE``,
+  ``RUN_ARENA``: a fractional split that needs larger buffers);
+* ``step``: open, search and split a node of best-first growth (it may allocate);
+* ``keep`` / ``release``: a node's histogram slot kept for its children, or given back.
+
+The shared part: the frontier (stack or heap), the node table and level-map store and their
+growth, the stopping rule of ``max_leaf_nodes``, the level maps of categorical splits, the
+chunk of work per call (``iparams[P_CHUNK]``, charged ``L.charge`` per row of a node), and the
+protocol between the runner and its driver (``RUN_*`` of :mod:`.nodes`). The chunked driver in
+Python (Ctrl-C between chunks) is :func:`treelearn.engine.fit._grow`.
+
+Why overloads, not function arguments: Numba's cache keeps no kernel that takes a function,
+and a loop over a tuple of alternatives would compile every layout into every fit. An
+``@overload`` picked by the layout's class is resolved while the loop is typed and costs
+nothing at run time. Under ``NUMBA_DISABLE_JIT`` the same hooks call the layout's step in
+Python.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import namedtuple
+
+import numpy as np
+from numba.extending import overload
+
+from . import levels as lvl
+from . import nodes as nd
+from .config import driver, njit, noref, tiny
+from .nodes import (
+    grow_rows,
+    grow_vector,
+    heap_pop,
+    heap_push,
+    lacks_room,
+    make_leaf,
+    new_node,
+    pend_node,
+    pop_node,
+    push,
+    store_cats,
+)
+
+#: What a split returns when the arena of fractional cases must grow first.
+NEED_ARENA = -1
+
+#: The fields every layout has, which the loops read: the parameters, the children's row
+#: ranges and histogram slots, the search's scratch (``work[5]``: a split's level map), the
+#: level counts and level tables of categorical features, and the work charged per row.
+COMMON_FIELDS = ("iparams", "kid_lo", "kid_hi", "kid_slot", "work", "n_levels", "luts",
+                 "lutoff", "charge")
+
+
+def layout(name: str, fields: tuple[str, ...], **steps) -> type:
+    """A layout class: a named tuple of :data:`COMMON_FIELDS` and ``fields`` whose class
+    attributes are its steps (``process=...``; see the module notes). A layout that grows
+    depth-first only gives None for ``step``, ``keep`` and ``release``."""
+    missing = set(STEPS) - set(steps)
+    if missing:
+        raise TypeError(f"layout {name} lacks the steps {sorted(missing)}")
+    # the caller's module, where pickle (the background compiler's signatures) finds it
+    module = sys._getframe(1).f_globals["__name__"]
+    base = namedtuple(f"{name}Fields", COMMON_FIELDS + tuple(fields), module=module)
+    return type(name, (base,), {"__slots__": (), "__module__": module, **steps})
+
+
+def _hook(name: str, params: str):
+    """The builder's call of a layout's step ``name``: a Python function of ``params`` (the
+    first is the layout, ``L``) calling ``type(L).<name>``, and its overload for compiled
+    callers, which inlines a call of the step the layout's class names."""
+    space: dict = {"overload": overload}
+    # written out per hook: Numba's inliner takes no ``*args``, and an overload's typing
+    # function must name the stub's parameters
+    exec(f"def {name}({params}):\n"
+         f"    return getattr(type(L), {name!r})({params})\n"
+         f"def typing({params}):\n"
+         f"    fn = getattr(L.instance_class, {name!r})\n"
+         f"    def call({params}):\n"
+         f"        return fn({params})\n"
+         f"    return call\n", space)
+    overload(space[name], inline="always")(space["typing"])
+    return space[name]
+
+
+#: The steps a layout supplies, by name, with their parameters (see the module notes).
+STEPS = {
+    "process": "L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot",
+    "children": "L, data, ti, node, k, depth, slot",
+    "children_any": "L, data, ti, node, k, depth, slot",
+    "hand_over": "L, stack, gs",
+    "resume": "L, data, ti, tf, tv, gs, stack, status",
+    "step": "L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top",
+    "keep": "L, slot",
+    "release": "L, slot",
+}
+(_process, _children, _children_any, _hand_over, _resume, _step, _keep,
+ _release) = (_hook(name, params) for name, params in STEPS.items())
+
+
+# -- steps shared by layouts --------------------------------------------------------------------
+
+@tiny
+def no_slots(L, data, ti, node, k, depth, slot):
+    """``children`` of a layout whose children carry nothing: no histogram slots."""
+    for b in range(k):
+        L.kid_slot[b] = -1
+
+
+@tiny
+def never_hands_over(L, stack, gs):
+    """``hand_over`` of a layout that processes every node in the runner."""
+    return False
+
+
+@tiny
+def no_slot(L, slot):
+    """``keep`` of a layout without histogram slots."""
+    return np.int64(-1)
+
+
+@tiny
+def nothing_to_release(L, slot):
+    """``release`` of a layout without histogram slots."""
+    return None
+
+
+@tiny
+def nothing_to_resume(L, data, ti, tf, tv, gs, stack, status):
+    """``resume`` of a layout whose runner hands nothing back (never called)."""
+    z = np.int64(0)
+    return data, z, z, z, z, z, z - 1
+
+
+@tiny
+def handed_over(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
+    """``process`` of a layout that hands every node over to the counting driver (its
+    search allocates): never called, and compiles nothing of the layout's into the runner."""
+    return np.int64(0), nconst, arena_top, slot
+
+
+@tiny
+def always(L, stack, gs):
+    """``hand_over`` of a layout whose every node is processed by the counting driver."""
+    return True
+
+
+@tiny
+def two_kids(L, lo, mid, hi):
+    """The children's ranges of a two-way split at ``mid`` (``mid < 0``: a leaf); returns
+    the number of branches."""
+    if mid < 0:
+        return np.int64(0)
+    L.kid_lo[0] = lo
+    L.kid_hi[0] = mid
+    L.kid_lo[1] = mid
+    L.kid_hi[1] = hi
+    return np.int64(2)
+
+
+# -- the tables -----------------------------------------------------------------------------------
+
+@noref
+def max_levels(n_levels):
+    """The most levels of any feature (at least 1): the longest level map a split stores."""
+    m = 1
+    for f in range(n_levels.shape[0]):
+        m = max(m, n_levels[f])
+    return m
+
+
+@njit
+def room(ti, tf, tv, cats, gs, extra_nodes, n_codes_max):
+    """The node table and level-map store with room for ``extra_nodes`` more nodes and one
+    more level map."""
+    need = gs[nd.G_NODES] + extra_nodes
+    if need > ti.shape[0]:
+        ti = grow_rows(ti, need)
+        tf = grow_rows(tf, need)
+        tv = grow_rows(tv, need)
+    if gs[nd.G_CATS] + n_codes_max > cats.shape[0]:
+        cats = grow_vector(cats, gs[nd.G_CATS] + n_codes_max)
+    return ti, tf, tv, cats
+
+
+@njit
+def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
+    """The node table, level-map store and stack with room for one more node and its
+    ``kmax`` children (see :func:`treelearn.engine.nodes.lacks_room`)."""
+    if gs[nd.G_NODES] + 1 > ti.shape[0] or gs[nd.G_CATS] + codes_max > cats.shape[0]:
+        ti, tf, tv, cats = room(ti, tf, tv, cats, gs, np.int64(1), codes_max)
+    if gs[nd.G_TOP] + kmax > stack.shape[0]:
+        stack = grow_rows(stack, gs[nd.G_TOP] + kmax)
+    return ti, tf, tv, cats, stack
+
+
+@noref
+@driver
+def settle(ti, tf, cats, gs, node, k, work, n_levels, luts, lutoff):
+    """After a node's split into ``k`` branches (0: a leaf): a leaf made, or the level ->
+    branch map of a categorical split stored (``cats`` must have room; ``work[5]`` holds the
+    split's map, ``luts[lutoff[f]:lutoff[f + 1]]`` a feature's level table)."""
+    if k == 0:
+        make_leaf(ti, tf, node)
+    elif ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
+        f = ti[node, nd.N_FEATURE]
+        store_cats(cats, gs, ti, node, work[5], n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
+
+
+@noref
+@driver
+def push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid_slot):
+    """Push a node's ``k`` children (first branch on top) with their histogram slots.
+    (Kernels the loops call per node take the layout's fields, not the layout: Numba passes
+    a tuple member by member, some two hundred words for a layout.)"""
+    for b in range(k - 1, -1, -1):
+        push(stack, gs, kid_lo[b], kid_hi[b], depth + 1, node, b, n_total, arena_top,
+             kid_slot[b])
+
+
+# -- depth-first growth ---------------------------------------------------------------------------
+
+@noref
+@driver
+def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
+    """The depth-first node loop, compiled without reference counting (a counting loop
+    increments and decrements some fifty arrays on every node: a tenth to a third of a fit).
+    Returns a ``RUN_*`` code when it must stop: the chunk's work is done, the stack is
+    empty, or its caller must act (grow the tables, ``RUN_ROOM``; process the node on top,
+    ``RUN_LARGE``; finish a node whose fractional split needs larger buffers, ``RUN_ARENA``,
+    the node in ``G_P*``): everything that allocates is the caller's."""
+    kmax = L.kid_lo.shape[0]
+    codes_max = max_levels(L.n_levels)
+    while gs[nd.G_TOP] > 0:
+        if gs[nd.G_BUDGET] <= 0:
+            return nd.RUN_BUDGET
+        if lacks_room(ti, cats, stack, gs, codes_max, kmax):
+            return nd.RUN_ROOM
+        if _hand_over(L, stack, gs):
+            return nd.RUN_LARGE
+        node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, L.charge)
+        k, n_total, arena_top2, slot = _process(L, data, ti, tf, tv, gs, node, lo, hi, depth,
+                                                nconst, arena_top, slot)
+        if k == NEED_ARENA:
+            pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
+            return nd.RUN_ARENA
+        settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
+        if k == 0:
+            continue
+        _children(L, data, ti, node, k, depth, slot)
+        push_kids(stack, gs, node, k, depth, n_total, arena_top2, L.kid_lo, L.kid_hi,
+                  L.kid_slot)
+    return nd.RUN_DONE
+
+
+@njit
+@driver
+def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
+    """Depth-first growth (preorder numbering), until the stack is empty or the chunk's
+    work is done: :func:`run_depth_first`, and what it hands back. Returns the arrays that
+    may have been reallocated: ``(data, ti, tf, tv, cats, stack)``."""
+    gs[nd.G_BUDGET] = L.iparams[nd.P_CHUNK]
+    kmax = L.kid_lo.shape[0]
+    codes_max = max_levels(L.n_levels)
+    while True:
+        status = run_depth_first(L, data, ti, tf, tv, cats, stack, gs)
+        if status == nd.RUN_DONE or status == nd.RUN_BUDGET:
+            break
+        if status == nd.RUN_ROOM:
+            ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
+                                                       kmax)
+            continue
+        data, node, k, depth, n_total, arena_top, slot = _resume(L, data, ti, tf, tv, gs,
+                                                                 stack, status)
+        settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
+        if k == 0:
+            continue
+        _children_any(L, data, ti, node, k, depth, slot)
+        push_kids(stack, gs, node, k, depth, n_total, arena_top, L.kid_lo, L.kid_hi,
+                  L.kid_slot)
+    if gs[nd.G_TOP] == 0:
+        gs[nd.G_DONE] = 1
+    return data, ti, tf, tv, cats, stack
+
+
+# -- best-first growth ----------------------------------------------------------------------------
+
+@njit
+@driver
+def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
+    """Best-first growth up to ``max_leaf_nodes`` leaves (a multiway split adds ``k - 1``),
+    until the heap is empty or the chunk's work is done. A node is searched and split when it
+    is created (scikit-learn's frontier holds nodes with their best split); its children's
+    ranges wait in ``kids`` until it is expanded, and are opened then, in branch order.
+    Returns ``(data, ti, tf, tv, cats, kids, heap)``."""
+    budget = L.iparams[nd.P_CHUNK]
+    limit = L.iparams[nd.P_MAX_LEAF_NODES]
+    codes_max = max_levels(L.n_levels)
+    if gs[nd.G_NODES] == 0:
+        z = np.int64(0)  # not the literal 0: see treelearn.engine.config
+        ti, tf, tv, cats = room(ti, tf, tv, cats, gs, z + 1, codes_max)
+        node = new_node(ti, tf, gs, z - 1, z, z, z, gs[nd.G_ARENA], z)
+        data, cats, kids, heap = open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs,
+                                                 node, z, gs[nd.G_ARENA], z, z - 1)
+        gs[nd.G_LEAVES] = 1
+    while gs[nd.G_HEAP] > 0 and budget > 0:
+        node, size = heap_pop(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT])
+        gs[nd.G_HEAP] = size
+        k = ti[node, nd.N_NB]
+        slot = ti[node, nd.N_SLOT]
+        ti[node, nd.N_SLOT] = -1
+        if k == 0:
+            _release(L, slot)
+            continue
+        if gs[nd.G_LEAVES] + k - 1 > limit:
+            _release(L, slot)
+            make_leaf(ti, tf, node)
+            continue
+        gs[nd.G_LEAVES] += k - 1
+        off = ti[node, nd.N_KIDS]
+        depth = ti[node, nd.N_DEPTH]
+        ti, tf, tv, cats = room(ti, tf, tv, cats, gs, k, codes_max * k)
+        for b in range(k):
+            L.kid_lo[b] = kids[off + b, 0]
+            L.kid_hi[b] = kids[off + b, 1]
+        _children_any(L, data, ti, node, k, depth, slot)
+        for b in range(k):
+            # kid_lo/kid_hi are reused by the children's own splits: read from ``kids``
+            lo = kids[off + b, 0]
+            hi = kids[off + b, 1]
+            cslot = L.kid_slot[b]
+            budget -= (hi - lo) * L.charge + 64
+            child = new_node(ti, tf, gs, node, b, depth + 1, lo, hi, np.int64(0))
+            data, cats, kids, heap = open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs,
+                                                     child, lo, hi, depth + 1, cslot)
+    if gs[nd.G_HEAP] == 0:
+        gs[nd.G_DONE] = 1
+    return data, ti, tf, tv, cats, kids, heap
+
+
+@njit
+@driver
+def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, depth, slot):
+    """Open, search and split a new node of best-first growth and put it on the heap (leaves
+    too, with improvement 0, as scikit-learn's frontier holds them)."""
+    data, k, arena_top, slot = _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot,
+                                     gs[nd.G_ARENA])
+    gs[nd.G_ARENA] = arena_top
+    settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
+    if k == 0:
+        tf[node, nd.T_IMPROVEMENT] = 0.0
+    else:
+        off = gs[nd.G_KIDS]
+        kids = grow_rows(kids, off + k)
+        for b in range(k):
+            kids[off + b, 0] = L.kid_lo[b]
+            kids[off + b, 1] = L.kid_hi[b]
+        ti[node, nd.N_KIDS] = off
+        gs[nd.G_KIDS] = off + k
+        ti[node, nd.N_SLOT] = _keep(L, slot)
+    heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
+    gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
+    return data, cats, kids, heap
+
+
+def later_kernels(values: dict) -> list[tuple]:
+    """The builder's kernels that depth-first growth types after a layout's node search (the
+    split settled, the children pushed, the tables grown), with the signatures it calls them
+    with, given its parameters by name (``values``), for a layout's list of kernels to
+    compile beside a fit (:func:`treelearn._compiling.signatures_beside`)."""
+    from .._compiling import signature
+
+    return [(kernel, signature(kernel, values)) for kernel in (settle, push_kids,
+                                                               room_depth_first)]
+
+
+def fields(values: dict) -> dict:
+    """A grower's parameters by name (``values``, with the layout ``L``) and the layout's
+    fields by name."""
+    return values | values["L"]._asdict()
+
+
+__all__ = ["COMMON_FIELDS", "NEED_ARENA", "grow_best_first", "grow_depth_first", "layout"]
