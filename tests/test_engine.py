@@ -207,9 +207,14 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     kw = dict(splitter=splitter, max_leaf_nodes=max_leaf_nodes, random_state=0)
     whole = tl.DecisionTreeClassifier(**kw).fit(X, y)
     calls = []
-    for name in ("grow_depth_first", "grow_best_first"):
-        inner = getattr(fit, name)
-        monkeypatch.setattr(fit, name, lambda _f=inner, **a: calls.append(1) or _f(**a))
+    from treelearn.engine.grow_exact import Exact
+    from treelearn.engine.grow_hist import Hist
+
+    for layout in (Exact, Hist):  # the builder's loops, compiled per layout
+        for name in ("grow_depth_first", "grow_best_first"):
+            inner = getattr(layout, name)
+            monkeypatch.setattr(layout, name,
+                                lambda _f=inner, **a: calls.append(1) or _f(**a))
     monkeypatch.setattr(fit, "CHUNK_WORK", 5_000)
     chunked = tl.DecisionTreeClassifier(**kw).fit(X, y)
     assert len(calls) >= 5

@@ -212,13 +212,13 @@ def test_ranked_growth_returns_to_python_between_chunks(seed):
     X = _table(rng, 300, 9, bool(seed % 2))
     y = rng.integers(0, 3, 300)
     whole = tl.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y).tree_
-    old, inner = fit.CHUNK_WORK, fit.grow_depth_first
+    old, inner = fit.CHUNK_WORK, R.Ranked.grow_depth_first
     calls = []
     fit.CHUNK_WORK = 200
-    fit.grow_depth_first = lambda **a: calls.append(1) or inner(**a)
+    R.Ranked.grow_depth_first = lambda **a: calls.append(1) or inner(**a)
     try:
         chunked = tl.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y).tree_
     finally:
-        fit.CHUNK_WORK, fit.grow_depth_first = old, inner
+        fit.CHUNK_WORK, R.Ranked.grow_depth_first = old, inner
     assert len(calls) >= 5
     assert chunked == whole

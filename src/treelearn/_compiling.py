@@ -62,22 +62,15 @@ __all__ = ["cache_location", "compile_kernels", "compile_notice"]
 TYPICAL_SECONDS = {
     # exact splitter, plain numeric fit: 35-45 s measured on a slow day; 0.7 of it since the
     # late kernels compile beside it (signatures_beside)
-    "grow_depth_first:Exact": 30,
-    "grow_best_first:Exact": 45,
-    "grow_depth_first:Hist": 65,  # histogram splitter, alone (65-85 s; 0.88 of it since)
-    "grow_best_first:Hist": 75,
-    "grow_depth_first:Sparse": 40,  # sparse rows (38 s measured)
-    "grow_best_first:Sparse": 40,
-    "grow_depth_first:Ranked": 20,  # forests drawing few features (19 s measured)
+    # (the builder's loops, compiled per data layout: engine.builder.layout)
+    "grow_depth_first_Exact": 30,
+    "grow_best_first_Exact": 45,
+    "grow_depth_first_Hist": 65,  # histogram splitter, alone (65-85 s; 0.88 of it since)
+    "grow_best_first_Hist": 75,
+    "grow_depth_first_Sparse": 40,  # sparse rows (38 s measured)
+    "grow_best_first_Sparse": 40,
+    "grow_depth_first_Ranked": 20,  # forests drawing few features (19 s measured)
 }
-
-
-def _kernel_name(fn: Any, args: Any) -> str:
-    """The name :data:`TYPICAL_SECONDS` knows a compilation by: the kernel's, and for the
-    builder's loops (one per data layout) the layout's after a colon."""
-    name = getattr(fn, "__name__", "")
-    cls = getattr(args[0], "instance_class", None) if args else None
-    return f"{name}:{cls.__name__}" if cls is not None else name
 
 
 #: Seconds a compilation runs before the notice shows (short ones stay silent).
@@ -213,8 +206,7 @@ def _install() -> None:
     class Listener(event.Listener):
         def on_start(self, ev: Any) -> None:
             fn = getattr(ev.data.get("dispatcher"), "py_func", None)
-            _notice.start(_kernel_name(fn, ev.data.get("args")),
-                          getattr(fn, "__module__", "") or "")
+            _notice.start(getattr(fn, "__name__", ""), getattr(fn, "__module__", "") or "")
 
         def on_end(self, ev: Any) -> None:
             _notice.end()
@@ -435,11 +427,12 @@ def compile_kernels(estimators: Iterable[Any] | None = None, *, verbose: bool = 
 
 
 def _grower_cache() -> Any:
-    """Numba's cache object of the builder's depth-first loop, which stands for all of
-    treelearn's kernels (None without the compiler: ``NUMBA_DISABLE_JIT``)."""
-    from .engine.builder import grow_depth_first
+    """Numba's cache object of the exact grower (the builder's depth-first loop for the
+    presorted lists), which stands for all of treelearn's kernels (None without the
+    compiler: ``NUMBA_DISABLE_JIT``)."""
+    from .engine.grow_exact import Exact
 
-    return getattr(grow_depth_first, "_cache", None)
+    return getattr(Exact.grow_depth_first, "_cache", None)
 
 
 def _caching() -> bool:
@@ -452,7 +445,7 @@ def _caching() -> bool:
 
 
 def _first_run() -> bool:
-    """Whether Numba's cache holds no grower for treelearn's current sources (a fresh
+    """Whether Numba's cache holds no exact grower for treelearn's current sources (a fresh
     install, an upgrade, a new cache folder). An unreadable index counts as a first run."""
     try:
         return not _grower_cache()._cache_file._load_index()
@@ -646,8 +639,8 @@ def _kinds(value: Any) -> Any:
     takes to type them (0.5 ms, a third of a 200-row fit)."""
     if isinstance(value, dict):
         return tuple(_kinds(v) for v in value.values())
-    if isinstance(value, tuple):  # a layout's class too (treelearn.engine.builder)
-        return type(value), *(_kinds(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(_kinds(v) for v in value)
     if isinstance(value, np.ndarray):
         return value.dtype.num, value.ndim, value.flags.c_contiguous
     return type(value)

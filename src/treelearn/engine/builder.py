@@ -2,11 +2,11 @@
 
 A data layout (presorted lists :mod:`.grow_exact`, bins :mod:`.grow_hist`, the shared
 ranking :mod:`.ranked`, sparse rows :mod:`.sparse`) is a named tuple of everything its node
-steps read, whose class names those steps (:class:`Layout`). The loops here are written
-against the steps only; Numba compiles one copy of each loop per layout class, as a C++
-template is instantiated per type, and inlines the step calls (:func:`_hook`), so the
-compiled chain is as deep as it was when each layout had its own loops. What a layout
-supplies, and nothing else:
+steps read, made by :func:`layout` from those steps. The loops here are written once,
+against the steps only; :func:`layout` compiles a copy of them per layout whose globals are
+the layout's steps, as a C++ template is instantiated per type, so the compiled loop calls
+its layout's steps directly and the compiled chain is as deep as when each layout had loops
+of its own. What a layout supplies (:data:`STEPS`), and nothing else:
 
 * ``process``: open a node, search it, split it, on one thread and allocating nothing
   (the depth-first runner is compiled without reference counting); the children's row
@@ -26,20 +26,22 @@ chunk of work per call (``iparams[P_CHUNK]``, charged ``L.charge`` per row of a 
 protocol between the runner and its driver (``RUN_*`` of :mod:`.nodes`). The chunked driver in
 Python (Ctrl-C between chunks) is :func:`treelearn.engine.fit._grow`.
 
-Why overloads, not function arguments: Numba's cache keeps no kernel that takes a function,
-and a loop over a tuple of alternatives would compile every layout into every fit. An
-``@overload`` picked by the layout's class is resolved while the loop is typed and costs
-nothing at run time. Under ``NUMBA_DISABLE_JIT`` the same hooks call the layout's step in
-Python.
+Why copies, not function arguments or overloads (measured 2026-11-28, empty cache): Numba's
+cache keeps no kernel that takes a function, and a loop over a tuple of alternatives would
+compile every layout into every fit. Overloads picked by the layout's class worked, but Numba
+compiles an inlined overload's implementation in full before it inlines it: one more level
+of the chain re-optimising the whole search below it, and every first fit took 3-5 s longer
+(numeric 11.6 -> 14.9 s, table 18.7 -> 23.5 s). A copy of a function shares its code object,
+so Numba caches it beside this file under the layout's name, and nothing is compiled twice.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import namedtuple
+from types import FunctionType
 
 import numpy as np
-from numba.extending import overload
 
 from . import levels as lvl
 from . import nodes as nd
@@ -69,34 +71,39 @@ COMMON_FIELDS = ("iparams", "kid_lo", "kid_hi", "kid_slot", "work", "n_levels", 
 
 
 def layout(name: str, fields: tuple[str, ...], **steps) -> type:
-    """A layout class: a named tuple of :data:`COMMON_FIELDS` and ``fields`` whose class
-    attributes are its steps (``process=...``; see the module notes). A layout that grows
-    depth-first only gives None for ``step``, ``keep`` and ``release``."""
+    """A layout class: a named tuple of :data:`COMMON_FIELDS` and ``fields``, with the
+    builder's loops compiled for its ``steps`` (``process=...``, see :data:`STEPS`) as class
+    attributes (``grow_depth_first``, ``grow_best_first``; call them on the class). A layout
+    that grows depth-first only gives None for ``step``, ``keep`` and ``release``.
+
+    Each loop is a copy of the function written here (its code object, so Numba caches it
+    beside this file, under the layout's name) whose globals hold the layout's steps: the
+    compiled loop calls them directly, as if written for the layout (see the module notes)."""
     missing = set(STEPS) - set(steps)
     if missing:
         raise TypeError(f"layout {name} lacks the steps {sorted(missing)}")
     # the caller's module, where pickle (the background compiler's signatures) finds it
     module = sys._getframe(1).f_globals["__name__"]
     base = namedtuple(f"{name}Fields", COMMON_FIELDS + tuple(fields), module=module)
-    return type(name, (base,), {"__slots__": (), "__module__": module, **steps})
+    cls = type(name, (base,), {"__slots__": (), "__module__": module})
+    space = globals() | steps
+    for loop, jit in _LOOPS.items():
+        plain = globals()[loop]
+        copy = FunctionType(plain.__code__, space, f"{loop}_{name}", plain.__defaults__)
+        copy.__qualname__ = copy.__name__
+        copy.__module__ = __name__
+        copy.__doc__ = plain.__doc__
+        space[loop] = jit(driver(copy))
+        setattr(cls, loop, space[loop])
+    return cls
 
 
-def _hook(name: str, params: str):
-    """The builder's call of a layout's step ``name``: a Python function of ``params`` (the
-    first is the layout, ``L``) calling ``type(L).<name>``, and its overload for compiled
-    callers, which inlines a call of the step the layout's class names."""
-    space: dict = {"overload": overload}
-    # written out per hook: Numba's inliner takes no ``*args``, and an overload's typing
-    # function must name the stub's parameters
-    exec(f"def {name}({params}):\n"
-         f"    return getattr(type(L), {name!r})({params})\n"
-         f"def typing({params}):\n"
-         f"    fn = getattr(L.instance_class, {name!r})\n"
-         f"    def call({params}):\n"
-         f"        return fn({params})\n"
-         f"    return call\n", space)
-    overload(space[name], inline="always")(space["typing"])
-    return space[name]
+def _unbound(*args):
+    raise TypeError("a step of the builder's loops is called outside a layout (see layout())")
+
+
+# The names the loops call a layout's steps by; layout() binds them in each copy.
+process = children = children_any = hand_over = resume = step = keep = release = _unbound
 
 
 #: The steps a layout supplies, by name, with their parameters (see the module notes).
@@ -110,8 +117,6 @@ STEPS = {
     "keep": "L, slot",
     "release": "L, slot",
 }
-(_process, _children, _children_any, _hand_over, _resume, _step, _keep,
- _release) = (_hook(name, params) for name, params in STEPS.items())
 
 
 # -- steps shared by layouts --------------------------------------------------------------------
@@ -236,8 +241,6 @@ def push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid
 
 # -- depth-first growth ---------------------------------------------------------------------------
 
-@noref
-@driver
 def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
     """The depth-first node loop, compiled without reference counting (a counting loop
     increments and decrements some fifty arrays on every node: a tenth to a third of a fit).
@@ -252,10 +255,10 @@ def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
             return nd.RUN_BUDGET
         if lacks_room(ti, cats, stack, gs, codes_max, kmax):
             return nd.RUN_ROOM
-        if _hand_over(L, stack, gs):
+        if hand_over(L, stack, gs):
             return nd.RUN_LARGE
         node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, L.charge)
-        k, n_total, arena_top2, slot = _process(L, data, ti, tf, tv, gs, node, lo, hi, depth,
+        k, n_total, arena_top2, slot = process(L, data, ti, tf, tv, gs, node, lo, hi, depth,
                                                 nconst, arena_top, slot)
         if k == NEED_ARENA:
             pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
@@ -263,14 +266,12 @@ def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
         settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
         if k == 0:
             continue
-        _children(L, data, ti, node, k, depth, slot)
+        children(L, data, ti, node, k, depth, slot)
         push_kids(stack, gs, node, k, depth, n_total, arena_top2, L.kid_lo, L.kid_hi,
                   L.kid_slot)
     return nd.RUN_DONE
 
 
-@njit
-@driver
 def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
     """Depth-first growth (preorder numbering), until the stack is empty or the chunk's
     work is done: :func:`run_depth_first`, and what it hands back. Returns the arrays that
@@ -286,12 +287,12 @@ def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
             ti, tf, tv, cats, stack = room_depth_first(ti, tf, tv, cats, stack, gs, codes_max,
                                                        kmax)
             continue
-        data, node, k, depth, n_total, arena_top, slot = _resume(L, data, ti, tf, tv, gs,
+        data, node, k, depth, n_total, arena_top, slot = resume(L, data, ti, tf, tv, gs,
                                                                  stack, status)
         settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
         if k == 0:
             continue
-        _children_any(L, data, ti, node, k, depth, slot)
+        children_any(L, data, ti, node, k, depth, slot)
         push_kids(stack, gs, node, k, depth, n_total, arena_top, L.kid_lo, L.kid_hi,
                   L.kid_slot)
     if gs[nd.G_TOP] == 0:
@@ -301,8 +302,6 @@ def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
 
 # -- best-first growth ----------------------------------------------------------------------------
 
-@njit
-@driver
 def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
     """Best-first growth up to ``max_leaf_nodes`` leaves (a multiway split adds ``k - 1``),
     until the heap is empty or the chunk's work is done. A node is searched and split when it
@@ -326,10 +325,10 @@ def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
         slot = ti[node, nd.N_SLOT]
         ti[node, nd.N_SLOT] = -1
         if k == 0:
-            _release(L, slot)
+            release(L, slot)
             continue
         if gs[nd.G_LEAVES] + k - 1 > limit:
-            _release(L, slot)
+            release(L, slot)
             make_leaf(ti, tf, node)
             continue
         gs[nd.G_LEAVES] += k - 1
@@ -339,7 +338,7 @@ def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
         for b in range(k):
             L.kid_lo[b] = kids[off + b, 0]
             L.kid_hi[b] = kids[off + b, 1]
-        _children_any(L, data, ti, node, k, depth, slot)
+        children_any(L, data, ti, node, k, depth, slot)
         for b in range(k):
             # kid_lo/kid_hi are reused by the children's own splits: read from ``kids``
             lo = kids[off + b, 0]
@@ -354,12 +353,10 @@ def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
     return data, ti, tf, tv, cats, kids, heap
 
 
-@njit
-@driver
 def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, depth, slot):
     """Open, search and split a new node of best-first growth and put it on the heap (leaves
     too, with improvement 0, as scikit-learn's frontier holds them)."""
-    data, k, arena_top, slot = _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot,
+    data, k, arena_top, slot = step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot,
                                      gs[nd.G_ARENA])
     gs[nd.G_ARENA] = arena_top
     settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
@@ -373,10 +370,16 @@ def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, dep
             kids[off + b, 1] = L.kid_hi[b]
         ti[node, nd.N_KIDS] = off
         gs[nd.G_KIDS] = off + k
-        ti[node, nd.N_SLOT] = _keep(L, slot)
+        ti[node, nd.N_SLOT] = keep(L, slot)
     heap = grow_vector(heap, gs[nd.G_HEAP] + 1)
     gs[nd.G_HEAP] = heap_push(heap, gs[nd.G_HEAP], tf[:, nd.T_IMPROVEMENT], node)
     return data, cats, kids, heap
+
+
+#: The loops written above, and how each copy is compiled: the depth-first runner without
+#: reference counting (see its notes), the rest with it (they allocate).
+_LOOPS = {"run_depth_first": noref, "open_best_first": njit, "grow_depth_first": njit,
+          "grow_best_first": njit}
 
 
 def later_kernels(values: dict) -> list[tuple]:
@@ -396,4 +399,4 @@ def fields(values: dict) -> dict:
     return values | values["L"]._asdict()
 
 
-__all__ = ["COMMON_FIELDS", "NEED_ARENA", "grow_best_first", "grow_depth_first", "layout"]
+__all__ = ["COMMON_FIELDS", "NEED_ARENA", "STEPS", "layout"]

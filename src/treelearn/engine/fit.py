@@ -37,7 +37,6 @@ from .._tree import Tree
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import scratch as abs_scratch
-from .builder import grow_best_first, grow_depth_first
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
@@ -249,7 +248,8 @@ def _grow(args: dict, prm: GrowParams, n: int, p: int) -> Tree:
     gs = table["gs"]
     front = _frontier(prm, n, gs, True)
     args = args | table | front
-    kernel = grow_best_first if prm.max_leaf_nodes > 0 else grow_depth_first
+    loops = type(args["L"])  # the builder's loops compiled for the layout
+    kernel = loops.grow_best_first if prm.max_leaf_nodes > 0 else loops.grow_depth_first
     grown = ("data", *(k for k in table if k != "gs"), *front)
     while not gs[nd.G_DONE]:
         args.update(zip(grown, kernel(**args), strict=True))
@@ -335,7 +335,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     args = {"L": L, "data": data}
     # the late kernels are derived for depth-first growth only
     beside = (nullcontext() if prm.max_leaf_nodes > 0 else
-              signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
+              signatures_beside(Exact.grow_depth_first, args, lambda: _frame(args, prm, False),
                                 lambda v: later_kernels(v) + _assembly_kernels(v)))
     with beside:
         return _grow(args, prm, n, p)
@@ -442,7 +442,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
              absolute=np.zeros(0) if absolute else None, classification=not is_reg,
              weighted=weighted, sq=need_sq)
     args = {"L": L, "data": bufs}
-    top = grow_best_first if prm.max_leaf_nodes > 0 else grow_depth_first
+    top = Hist.grow_best_first if prm.max_leaf_nodes > 0 else Hist.grow_depth_first
     with signatures_beside(top, args, lambda: _frame(args, prm, True),
                            lambda v: later_hist_kernels(v) + _assembly_kernels(v)):
         return _grow(args, prm, n, p)
@@ -525,6 +525,6 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
                extras=fit_extras(prm), **_two_way(ip, work))
     args = {"L": L, "data": data}
     # depth-first only (ranked_applies)
-    with signatures_beside(grow_depth_first, args, lambda: _frame(args, prm, False),
+    with signatures_beside(Ranked.grow_depth_first, args, lambda: _frame(args, prm, False),
                            lambda v: later_ranked_kernels(v) + _assembly_kernels(v)):
         return _grow(args, prm, n, p)
