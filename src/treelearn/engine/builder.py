@@ -33,6 +33,16 @@ compiles an inlined overload's implementation in full before it inlines it: one 
 of the chain re-optimising the whole search below it, and every first fit took 3-5 s longer
 (numeric 11.6 -> 14.9 s, table 18.7 -> 23.5 s). A copy of a function shares its code object,
 so Numba caches it beside this file under the layout's name, and nothing is compiled twice.
+
+Why the depth-first runner is not a :func:`~treelearn.engine.config.driver` (not compiled at
+the drivers' low optimisation level, measured 2026-11-28): at ``-O1`` the runner that reads a
+layout's fields ran as fast as before on one thread, but two trees grown side by side each
+took 1.7 times their CPU time (a histogram forest of 100 trees on adult, two threads: 3.4 s
+against 1.9 s before the builder; ``perf`` put half of it in the runner's own code), which
+the runners that took arrays did not do. At full optimisation the forest takes 2.0 s, and
+first fits on an empty cache are unchanged within their noise (numeric 14.1 -> 13.6 s,
+forest 13.1 -> 13.9 s, hist 21.5 -> 21.8 s, best of two). The counting driver and the
+best-first loops stay drivers (their time is in the kernels they call).
 """
 
 from __future__ import annotations
@@ -87,13 +97,13 @@ def layout(name: str, fields: tuple[str, ...], **steps) -> type:
     base = namedtuple(f"{name}Fields", COMMON_FIELDS + tuple(fields), module=module)
     cls = type(name, (base,), {"__slots__": (), "__module__": module})
     space = globals() | steps
-    for loop, jit in _LOOPS.items():
+    for loop, (jit, low) in _LOOPS.items():
         plain = globals()[loop]
         copy = FunctionType(plain.__code__, space, f"{loop}_{name}", plain.__defaults__)
         copy.__qualname__ = copy.__name__
         copy.__module__ = __name__
         copy.__doc__ = plain.__doc__
-        space[loop] = jit(driver(copy))
+        space[loop] = jit(driver(copy) if low else copy)
         setattr(cls, loop, space[loop])
     return cls
 
@@ -376,10 +386,11 @@ def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, dep
     return data, cats, kids, heap
 
 
-#: The loops written above, and how each copy is compiled: the depth-first runner without
-#: reference counting (see its notes), the rest with it (they allocate).
-_LOOPS = {"run_depth_first": noref, "open_best_first": njit, "grow_depth_first": njit,
-          "grow_best_first": njit}
+#: The loops written above, and how each copy is compiled: ``(decorator, driver)``: the
+#: depth-first runner without reference counting (see its notes), the rest with it (they
+#: allocate); the runner at full optimisation, the rest as drivers (see the module notes).
+_LOOPS = {"run_depth_first": (noref, False), "open_best_first": (njit, True),
+          "grow_depth_first": (njit, True), "grow_best_first": (njit, True)}
 
 
 def later_kernels(values: dict) -> list[tuple]:
