@@ -97,15 +97,31 @@ def layout(name: str, fields: tuple[str, ...], **steps) -> type:
     base = namedtuple(f"{name}Fields", COMMON_FIELDS + tuple(fields), module=module)
     cls = type(name, (base,), {"__slots__": (), "__module__": module})
     space = globals() | steps
+    # a node's end, twice: in the runner (children on one thread) and in the driver
+    space["finish"] = tiny(_copy(finish, space, name))
+    space["finish_any"] = tiny(_copy(finish, space | {"children": steps["children_any"]},
+                                     f"any_{name}"))
     for loop, (jit, low) in _LOOPS.items():
-        plain = globals()[loop]
-        copy = FunctionType(plain.__code__, space, f"{loop}_{name}", plain.__defaults__)
-        copy.__qualname__ = copy.__name__
-        copy.__module__ = __name__
-        copy.__doc__ = plain.__doc__
+        copy = _copy(globals()[loop], space, name)
         space[loop] = jit(driver(copy) if low else copy)
         setattr(cls, loop, space[loop])
     return cls
+
+
+def _copy(plain, space: dict, name: str):
+    """A copy of ``plain`` for the layout ``name``, in this module."""
+    return copy_function(plain, space, f"{plain.__name__}_{name}", __name__)
+
+
+def copy_function(plain, space: dict, name: str, module: str):
+    """A copy of the function ``plain`` whose globals are ``space``, named ``name`` (its
+    qualified name too) in ``module``. Its code object is shared: Numba caches the copy
+    beside ``plain``'s file under ``name``, apart from every other copy."""
+    copy = FunctionType(plain.__code__, space, name, plain.__defaults__)
+    copy.__qualname__ = name
+    copy.__module__ = module
+    copy.__doc__ = plain.__doc__
+    return copy
 
 
 def _unbound(*args):
@@ -114,19 +130,16 @@ def _unbound(*args):
 
 # The names the loops call a layout's steps by; layout() binds them in each copy.
 process = children = children_any = hand_over = resume = step = keep = release = _unbound
+finish_any = _unbound
 
 
-#: The steps a layout supplies, by name, with their parameters (see the module notes).
-STEPS = {
-    "process": "L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot",
-    "children": "L, data, ti, node, k, depth, slot",
-    "children_any": "L, data, ti, node, k, depth, slot",
-    "hand_over": "L, stack, gs",
-    "resume": "L, data, ti, tf, tv, gs, stack, status",
-    "step": "L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top",
-    "keep": "L, slot",
-    "release": "L, slot",
-}
+#: The steps a layout supplies, by name (see the module notes; their parameters are those of
+#: the shared steps below: ``process`` as :func:`handed_over`, ``children`` and
+#: ``children_any`` as :func:`no_slots`, ``hand_over`` as :func:`never_hands_over`,
+#: ``resume`` as :func:`nothing_to_resume`, ``keep`` as :func:`no_slot`, ``release`` as
+#: :func:`nothing_to_release`; ``step`` as ``process`` with ``slot, arena_top`` last).
+STEPS = ("process", "children", "children_any", "hand_over", "resume", "step", "keep",
+         "release")
 
 
 # -- steps shared by layouts --------------------------------------------------------------------
@@ -227,15 +240,16 @@ def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
 
 @noref
 @driver
-def settle(ti, tf, cats, gs, node, k, work, n_levels, luts, lutoff):
+def settle(ti, tf, cats, gs, node, k, level_map, n_levels, luts, lutoff):
     """After a node's split into ``k`` branches (0: a leaf): a leaf made, or the level ->
-    branch map of a categorical split stored (``cats`` must have room; ``work[5]`` holds the
-    split's map, ``luts[lutoff[f]:lutoff[f + 1]]`` a feature's level table)."""
+    branch map of a categorical split stored (``cats`` must have room; ``level_map``: the
+    split's map, a layout's ``work[5]``; ``luts[lutoff[f]:lutoff[f + 1]]``: a feature's level
+    table)."""
     if k == 0:
         make_leaf(ti, tf, node)
     elif ti[node, nd.N_KIND] != lvl.KIND_NUMERIC:
         f = ti[node, nd.N_FEATURE]
-        store_cats(cats, gs, ti, node, work[5], n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
+        store_cats(cats, gs, ti, node, level_map, n_levels[f], luts[lutoff[f]:lutoff[f + 1]])
 
 
 @noref
@@ -250,6 +264,18 @@ def push_kids(stack, gs, node, k, depth, n_total, arena_top, kid_lo, kid_hi, kid
 
 
 # -- depth-first growth ---------------------------------------------------------------------------
+
+def finish(L, data, ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, slot):
+    """A node's end in depth-first growth: a leaf made or its level map stored, and the
+    children's histograms (``children``; the counting driver's copy, ``finish_any``, calls
+    ``children_any``) and ranges pushed."""
+    settle(ti, tf, cats, gs, node, k, L.work[5], L.n_levels, L.luts, L.lutoff)
+    if k > 0:
+        children(L, data, ti, node, k, depth, slot)
+        push_kids(stack, gs, node, k, depth, n_total, arena_top, L.kid_lo, L.kid_hi,
+                  L.kid_slot)
+
+
 
 def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
     """The depth-first node loop, compiled without reference counting (a counting loop
@@ -273,12 +299,7 @@ def run_depth_first(L, data, ti, tf, tv, cats, stack, gs):
         if k == NEED_ARENA:
             pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
             return nd.RUN_ARENA
-        settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
-        if k == 0:
-            continue
-        children(L, data, ti, node, k, depth, slot)
-        push_kids(stack, gs, node, k, depth, n_total, arena_top2, L.kid_lo, L.kid_hi,
-                  L.kid_slot)
+        finish(L, data, ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top2, slot)
     return nd.RUN_DONE
 
 
@@ -299,12 +320,7 @@ def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
             continue
         data, node, k, depth, n_total, arena_top, slot = resume(L, data, ti, tf, tv, gs,
                                                                  stack, status)
-        settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
-        if k == 0:
-            continue
-        children_any(L, data, ti, node, k, depth, slot)
-        push_kids(stack, gs, node, k, depth, n_total, arena_top, L.kid_lo, L.kid_hi,
-                  L.kid_slot)
+        finish_any(L, data, ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top, slot)
     if gs[nd.G_TOP] == 0:
         gs[nd.G_DONE] = 1
     return data, ti, tf, tv, cats, stack
@@ -369,7 +385,7 @@ def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, dep
     data, k, arena_top, slot = step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot,
                                      gs[nd.G_ARENA])
     gs[nd.G_ARENA] = arena_top
-    settle(ti, tf, cats, gs, node, k, L.work, L.n_levels, L.luts, L.lutoff)
+    settle(ti, tf, cats, gs, node, k, L.work[5], L.n_levels, L.luts, L.lutoff)
     if k == 0:
         tf[node, nd.T_IMPROVEMENT] = 0.0
     else:
@@ -400,6 +416,7 @@ def later_kernels(values: dict) -> list[tuple]:
     compile beside a fit (:func:`treelearn._compiling.signatures_beside`)."""
     from .._compiling import signature
 
+    values = values | {"level_map": values["L"].work[5]}
     return [(kernel, signature(kernel, values)) for kernel in (settle, push_kids,
                                                                room_depth_first)]
 
@@ -410,4 +427,4 @@ def fields(values: dict) -> dict:
     return values | values["L"]._asdict()
 
 
-__all__ = ["COMMON_FIELDS", "NEED_ARENA", "STEPS", "layout"]
+__all__ = ["COMMON_FIELDS", "NEED_ARENA", "STEPS", "copy_function", "layout"]
