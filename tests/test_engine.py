@@ -518,6 +518,20 @@ def test_a_layout_must_name_every_step():
     assert full._fields[-1] == "x" and full.__module__ == __name__
 
 
+def test_a_node_search_must_name_every_step_and_is_named_for_its_layout():
+    from treelearn.engine import grow_exact, grow_hist
+    from treelearn.engine.search import node_search
+
+    with pytest.raises(TypeError, match=r"node search s lacks the steps \['keep'\]"):
+        node_search("s", feature_search=None, random_cut=None, log_pvalue=None)
+    # found by name in its layout's module (the background compiler's way), each cached
+    # under its own name
+    for module, name in ((grow_exact, "search_node"), (grow_hist, "search_node_hist")):
+        kernel = getattr(module, name)
+        assert kernel.py_func.__module__ == module.__name__
+        assert kernel.py_func.__qualname__ == name
+
+
 @pytest.mark.parametrize("max_leaf_nodes", [None, 12])
 def test_every_layout_grows_the_same_tree_with_the_builder(max_leaf_nodes):
     """The same numeric data through the four layouts (presorted lists, bins with one bin

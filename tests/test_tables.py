@@ -27,8 +27,8 @@ from treelearn.engine.criteria import (
     SQUARED_ERROR,
     node_impurity,
 )
-from treelearn.engine.grow_exact import COST_NUNEZ, COST_TAN, cost_score
 from treelearn.engine.levels import KIND_MULTIWAY, MISSING_C45, MISSING_LEARN, N_RES
+from treelearn.engine.search import COST_NUNEZ, COST_TAN, cost_score
 from treelearn.pruning.cost_complexity import cost_complexity_path, prune_to_alpha
 
 SUNBURN = pd.DataFrame({

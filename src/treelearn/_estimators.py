@@ -60,10 +60,10 @@ from .engine.fit import (
     memory_alternatives,
     ranked_applies,
 )
-from .engine.grow_exact import COST_NONE, COST_NUNEZ, COST_TAN
 from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5
 from .engine.random import RAND_R_MAX
 from .engine.ranked import rank_columns
+from .engine.search import COST_NONE, COST_NUNEZ, COST_TAN
 from .model_trees import ESTIMATES, FEATURE_SETS, fit_linear_leaves
 from .model_trees import average_missing_branches as m5_branches
 from .pruning._bottom_up import collapse_bottom_up

@@ -40,9 +40,10 @@ from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
-from .grow_exact import N_FRES, Exact, later_kernels
+from .grow_exact import Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
+from .search import N_FRES
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
 CHUNK_WORK = 20_000_000
@@ -172,7 +173,7 @@ def memory_alternatives(splitter: str, n: int, p: int, n_stats: int, weighted: b
 
 
 def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
-    """The search's scratch (see :func:`treelearn.engine.grow_exact.search_node`)."""
+    """The search's scratch (see :func:`treelearn.engine.search.search_node`)."""
     ws, iw, st = workspace(width, S)
     afs, ajs = abs_scratch(n if absolute else 0, width if absolute else 0)
     return (st, ws, iw, np.zeros(S), np.zeros(width, dtype=np.int64),

@@ -9,10 +9,11 @@ holes: the same code runs, and the per-node checks for the rest cost nothing mea
 tests compare it node for node with scikit-learn).
 
 Per node (:func:`_process`): the node's statistics from its entries (list 0), its impurity and
-value, the stopping rules, the best split (:func:`search_node`: scikit-learn's feature draw,
-one search per feature, the winner by the criterion, by C4.5's rules or by the smallest
-p-value), the partition of every list (:mod:`treelearn.engine.exact`), and the weighted
-impurity decrease, which must reach ``min_impurity_decrease``.
+value, the stopping rules, the best split (:func:`search_node`: :mod:`treelearn.engine.search`
+with this layout's steps, scikit-learn's feature draw, one search per feature, the winner by
+the criterion, by C4.5's rules or by the smallest p-value), the partition of every list
+(:mod:`treelearn.engine.exact`), and the weighted impurity decrease, which must reach
+``min_impurity_decrease``.
 
 The builder hands control back to Python after about ``iparams[P_CHUNK]`` units of work
 (rows times features), with its whole state in arrays: the pending nodes (stack or heap) and
@@ -22,13 +23,10 @@ so a Ctrl-C is acted on between chunks, and a fit never holds the interpreter fo
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_node, search_feature_abs
@@ -40,7 +38,7 @@ from .builder import (
     no_slots,
     nothing_to_release,
 )
-from .config import EPSILON, FEATURE_THRESHOLD, driver, njit, noref, tiny
+from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
 from .criteria import impurity_improvement, node_impurity
 from .exact import (
     fractional_shares,
@@ -56,40 +54,21 @@ from .exact import (
 from .levels import keep_best
 from .nodes import splittable, store_split, store_values
 from .random import (
-    draw_finish,
-    draw_next,
-    draw_result,
-    draw_start,
     random_threshold,
 )
-from .selection import adjusted_log_pvalue, feature_log_pvalue
+from .search import node_search
+from .selection import feature_log_pvalue
 from .target_route import route_entries
-
-COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
-SELECT_CRITERION, SELECT_TEST = 0, 1
-#: C4.5's Epsilon: a test's gain must reach the average gain less this, and its split
-#: information exceed it (Quinlan's code, build.c).
-C45_EPSILON = 1e-3
-
-# Columns of the per-feature results kept for the node-level choice (C4.5's rules, tests).
-F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK = range(6)
-N_FRES = 6
-
-
-@noref
-def cost_score(g, cost, cost_mode, cost_w):
-    """Feature-cost adjusted score of a gain ``g``: Tan & Schlimmer's ``g**2 / cost`` or
-    Nunez's ``(2**g - 1) / (cost + 1)**w``."""
-    if cost_mode == COST_TAN:
-        return g * g / cost
-    return (2.0 ** g - 1.0) / (cost + 1.0) ** cost_w
 
 
 @tiny
-def _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, crit, imp, iparams,
-                    fparams, rand_thr, need_real, fmap, out, absolute, afs, ajs):
-    """One feature's best split at the node (exact or absolute-error search)."""
+def _feature_search(data, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+                    need_real, absolute):
+    """One feature's best split at the node (exact or absolute-error search): the
+    ``feature_search`` step of :mod:`treelearn.engine.search`."""
     V, I, C, R, W = data
+    st, ws, iw, nstats, fmap, out, afs, ajs = (work[0], work[1], work[2], work[3], work[4],
+                                               work[6], work[14], work[15])
     is_cat, n_codes = cfg[0], cfg[1]
     mode = iparams[nd.P_MODE]
     if absolute is not None:
@@ -133,155 +112,35 @@ def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, cri
                           out))
 
 
-@noref
-@driver
-def search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
-                absolute, extras):
-    """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
-    in ``best`` (R_* slots), its level map in ``best_map`` and left statistics in
-    ``best_left``.
 
-    Features are examined in scikit-learn's order (:mod:`treelearn.engine.random`). The
-    winner: the largest score (proxy, or with feature costs the cost-adjusted gain), the
-    first on ties; with C4.5's average-gain rule the largest gain ratio among features whose
-    gain is at least the average; with ``selection="test"`` the smallest p-value
-    (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
-    ``extras`` (``cfg[3]``, :func:`treelearn.engine.fit.fit_extras`) None: none of these
-    rules or costs, and their code is not compiled.
-    """
-    V, I, C, R, W = data
-    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
-     rng, afs, ajs) = work
-    is_cat, n_codes = cfg[0], cfg[1]
-    n_features = perm.shape[0]
-    cost_mode = iparams[nd.P_COST_MODE]
-    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
-    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
-    penalty = iparams[nd.P_PENALTY] != 0
-    rules = avg_gain or penalty or select_test
-    need_real = cost_mode != COST_NONE or rules
-    random_split = iparams[nd.P_RANDOM] != 0
-    S = nstats.shape[0]
-    draw_start(draw, n_features, nconst)
-    m = 0
-    best_score = -np.inf
-    found = False
-    while True:
-        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
-        if f < 0:
-            break
-        rand_thr = np.nan
-        if random_split:
-            # scikit-learn's random splitter: the constant check, then one threshold drawn
-            hk = hi - tail_missing(V, f, lo, hi)
-            if hk == lo or V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD:
-                draw_result(draw, perm, np.bool_(False))
-                continue
-            rand_thr = random_threshold(V[f, lo], V[f, hk - 1], rng)
-        fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-        usable = _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp,
-                                 iparams, fparams, rand_thr, need_real, fmap, out, absolute,
-                                 afs, ajs)
-        draw_result(draw, perm, usable)
-        if not usable or out[lvl.R_SCORE] == -np.inf:
-            continue
-        if extras is not None and rules:
-            note_candidate(fres, m, f, out, penalty, crit, wn)
-            if select_test:
-                fres[m, F_LOGP] = feature_log_pvalue(V, C, R, W, f, lo, hi, is_cat[f],
-                                                     nstats, wn, crit, st, ws, iw)
-            m += 1
-            continue
-        sc = out[lvl.R_SCORE]
-        if extras is not None and cost_mode != COST_NONE:
-            sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
-                            fparams[nd.P_COST_WEIGHT])
-        if sc > best_score:
-            best_score = sc
-            found = True
-            keep_best(best, out, f, best_left, st, S, best_map, fmap, n_codes[f])
-    n_total = draw_finish(draw, perm, const_feats)
-    if extras is None or not rules:
-        return found, n_total
-    # Node-level choice among the features' best tests.
-    winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
-    if winner < 0:
-        return False, n_total
-    f = int(fres[winner, F_FEAT])
-    # Search the winner again for its level map and left statistics (its results were
-    # overwritten by the features examined after it).
-    fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-    _feature_search(data, f, lo, hi, cfg, st, ws, iw, nstats, wn, fcrit, imp, iparams, fparams,
-                    rand_thr, np.bool_(True), fmap, out, absolute, afs, ajs)
-    keep_best(best, out, f, best_left, st, S, best_map, fmap, n_codes[f])
-    return True, n_total
+@tiny
+def _random_cut(data, f, lo, hi, rng):
+    """scikit-learn's random splitter: the constant check, then one threshold drawn
+    (``(usable, threshold)``)."""
+    V = data[0]
+    hk = hi - tail_missing(V, f, lo, hi)
+    if hk == lo or V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD:
+        return False, np.nan
+    return True, random_threshold(V[f, lo], V[f, hk - 1], rng)
 
 
 @tiny
-def note_candidate(fres, m, f, out, penalty, crit, wn):
-    """Feature ``f``'s best test (``out``) as candidate ``m`` of the node-level rules
-    (:func:`_choose`; every dense layout's node search): its score, gain and split
-    information, and whether it may win."""
-    fres[m, F_FEAT] = f
-    fres[m, F_SCORE] = out[lvl.R_REAL]
-    fres[m, F_GAIN] = out[lvl.R_GAIN]
-    fres[m, F_INFO] = out[lvl.R_SPLITINFO]
-    fres[m, F_OK] = 1.0
-    if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
-        # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
-        fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
-        if fres[m, F_GAIN] <= 0.0:
-            fres[m, F_OK] = 0.0
-        if crit == crt.GAIN_RATIO:
-            fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
-                if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
-        else:
-            fres[m, F_SCORE] = fres[m, F_GAIN]
+def _log_pvalue(data, cfg, work, f, lo, hi, wn, crit):
+    """The feature's log p-value of independence at the node, from its sorted entries."""
+    V, I, C, R, W = data
+    return feature_log_pvalue(V, C, R, W, f, lo, hi, cfg[0][f], work[3], wn, crit, work[0],
+                              work[1], work[2])
 
 
-@noref
-def _choose(fres, m, avg_gain, select_test, wn, fparams, crit):
-    """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection;
-    -1 when no feature qualifies."""
-    if m == 0:
-        return -1
-    if select_test:
-        best = -1
-        best_p = np.inf
-        for j in range(m):
-            if fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < best_p:
-                best_p = fres[j, F_LOGP]
-                best = j
-        if best >= 0 and fparams[nd.P_ALPHA] < 1.0:
-            n_ok = 0
-            for j in range(m):
-                if fres[j, F_OK] > 0.0:
-                    n_ok += 1
-            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[nd.P_ALPHA]):
-                return -1
-        return best
-    threshold = -np.inf
-    if avg_gain:
-        tot = 0.0
-        n = 0
-        for j in range(m):
-            if fres[j, F_OK] > 0.0:
-                tot += fres[j, F_GAIN]
-                n += 1
-        if n == 0:
-            return -1
-        threshold = tot / n - C45_EPSILON
-    best = -1
-    best_sc = -np.inf
-    for j in range(m):
-        if fres[j, F_OK] <= 0.0 or fres[j, F_GAIN] < threshold:
-            continue
-        if avg_gain and crit == crt.GAIN_RATIO and fres[j, F_INFO] <= C45_EPSILON:
-            continue
-        if fres[j, F_SCORE] > best_sc:
-            best_sc = fres[j, F_SCORE]
-            best = j
-    return best
+@tiny
+def _keep_best(data, cfg, work, f):
+    """The feature's split (``out``) kept as the node's best, with its left statistics."""
+    keep_best(work[7], work[6], f, work[8], work[0], work[3].shape[0], work[5], work[4],
+              cfg[1][f])
+
+
+search_node = node_search("search_node", feature_search=_feature_search, random_cut=_random_cut,
+                          log_pvalue=_log_pvalue, keep=_keep_best)
 
 
 @noref

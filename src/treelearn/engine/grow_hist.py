@@ -43,15 +43,6 @@ from .abserr import abs_rows, search_rows_abs
 from .builder import NEED_ARENA, layout
 from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
 from .criteria import impurity_improvement, node_impurity
-from .grow_exact import (
-    COST_NONE,
-    F_FEAT,
-    F_LOGP,
-    SELECT_TEST,
-    _choose,
-    cost_score,
-    note_candidate,
-)
 from .hist import (
     clear_bins,
     clear_rows,
@@ -78,7 +69,7 @@ from .nodes import (
     store_split,
     store_values,
 )
-from .random import draw_finish, draw_next, draw_result, draw_start
+from .search import node_search
 from .selection import rows_log_pvalue
 from .target_route import route_rows
 
@@ -251,12 +242,17 @@ def _bin_empty(hist, r, classification, weighted):
 
 
 @tiny
-def _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, mask,
-                    n_small,
-                    crit, imp, iparams, fparams, need_real, fmap, out, absolute, afs, ajs,
-                    classification, weighted, sq):
+def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+                    need_real, absolute):
     """One feature's best split at the node from its histogram (or, for absolute error, from
-    its rows)."""
+    its rows): the ``feature_search`` step of :mod:`treelearn.engine.search`. ``X`` is
+    ``(bufs, d, hist, n_small, lay, edges, classification, weighted, sq)``: the row buffers
+    and their parity, the node's histogram (with ``n_small``, built here feature by
+    feature), the bin layout and edges, and the histogram's kind."""
+    bufs, d, hist, n_small, lay, edges, classification, weighted, sq = X
+    st, ws, iw, fmap, out, afs, ajs, order, mask = (work[0], work[1], work[2], work[4],
+                                                    work[6], work[14], work[15], work[16],
+                                                    work[17])
     hoff, nbins, fcol, fwide = lay
     is_cat, n_codes = cfg[0], cfg[1]
     mode = iparams[nd.P_MODE]
@@ -336,70 +332,35 @@ def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mo
                            out))
 
 
-@noref
-@driver
-def search_node_hist(bufs, d, lo, hi, nconst, hist, n_small, lay, edges, cfg, costs, wn, imp,
-                     crit, iparams, fparams, work, absolute, classification, weighted, sq,
-                     extras):
-    """Best split of the node (see :func:`treelearn.engine.grow_exact.search_node`, and its
-    ``extras``: ``cfg[4]`` here); returns ``(found, n_constants)`` with the winner in
-    ``work``."""
-    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
-     rng, afs, ajs, order, mask) = work
-    is_cat = cfg[0]
+@tiny
+def _no_random_cut(X, f, lo, hi, rng):
+    """Histograms have no random splitter: every feature is searched over its bins."""
+    return True, np.nan
+
+
+@tiny
+def _log_pvalue(X, cfg, work, f, lo, hi, wn, crit):
+    """The feature's log p-value of independence at the node, from its rows."""
+    bufs, d, hist, n_small, lay, edges, classification, weighted, sq = X
     hoff, nbins, fcol, fwide = lay
-    n_features = perm.shape[0]
-    cost_mode = iparams[nd.P_COST_MODE]
-    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
-    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
-    penalty = iparams[nd.P_PENALTY] != 0
-    rules = avg_gain or penalty or select_test
-    need_real = cost_mode != COST_NONE or rules
-    draw_start(draw, n_features, nconst)
-    m = 0
-    best_score = -np.inf
-    found = False
-    while True:
-        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
-        if f < 0:
-            break
-        fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-        usable = _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order,
-                                 mask, n_small, fcrit, imp, iparams, fparams, need_real, fmap, out,
-                                 absolute, afs, ajs, classification, weighted, sq)
-        draw_result(draw, perm, usable)
-        if not usable or out[lvl.R_SCORE] == -np.inf:
-            continue
-        if extras is not None and rules:
-            note_candidate(fres, m, f, out, penalty, crit, wn)
-            if select_test:
-                B, C, R, W, _ = _side(bufs, d)
-                fres[m, F_LOGP] = rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0,
-                                                  nbins[f], is_cat[f], nstats, wn, st, ws, iw)
-            m += 1
-            continue
-        sc = out[lvl.R_SCORE]
-        if extras is not None and cost_mode != COST_NONE:
-            sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
-                            fparams[nd.P_COST_WEIGHT])
-        if sc > best_score:
-            best_score = sc
-            found = True
-            keep_best(best, out, f, best_left, st, np.int64(0), best_map, fmap, nbins[f])
-    n_total = draw_finish(draw, perm, const_feats)
-    if extras is None or not rules:
-        return found, n_total
-    winner = _choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
-    if winner < 0:
-        return False, n_total
-    f = int(fres[winner, F_FEAT])
-    fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-    _feature_search(bufs, d, f, lo, hi, hist, lay, edges, cfg, st, ws, iw, order, mask,
-                    n_small,
-                    fcrit, imp, iparams, fparams, np.bool_(True), fmap, out, absolute, afs, ajs,
-                    classification, weighted, sq)
-    keep_best(best, out, f, best_left, st, np.int64(0), best_map, fmap, nbins[f])
-    return True, n_total
+    B, C, R, W, _ = _side(bufs, d)
+    return rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0, nbins[f], cfg[0][f],
+                           work[3], wn, work[0], work[1], work[2])
+
+
+@tiny
+def _keep_best(X, cfg, work, f):
+    """The feature's split (``out``) kept as the node's best (the children's statistics
+    come from the histogram: no left statistics kept)."""
+    keep_best(work[7], work[6], f, work[8], work[0], np.int64(0), work[5], work[4],
+              X[4][1][f])
+
+
+#: The node search over histograms (:mod:`treelearn.engine.search`); its ``X``: see
+#: :func:`_feature_search`.
+search_node_hist = node_search("search_node_hist", feature_search=_feature_search,
+                               random_cut=_no_random_cut, log_pvalue=_log_pvalue,
+                               keep=_keep_best)
 
 
 # -- one node --------------------------------------------------------------------------------
@@ -585,9 +546,9 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
             n_small = True
         else:
             slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
-    found, n_total = search_node_hist(bufs, d, lo, hi, nconst, pool[max(slot, 0)], n_small, lay,
-                                      edges, cfg, costs, wn, imp, crit, iparams, fparams, work,
-                                      absolute, classification, weighted, sq, cfg[4])
+    found, n_total = search_node_hist(
+        (bufs, d, pool[max(slot, 0)], n_small, lay, edges, classification, weighted, sq), cfg,
+        costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work, absolute, cfg[4])
     if slot == clean:
         if not n_small:
             _clear(bufs, d, lo, hi, pool, lay)

@@ -223,9 +223,9 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
                       res, values)
     if imp < 0.0:
         return
-    found, n_total = search_node_hist(bufs, 0, 0, 0, nconst, hist, False, lay, edges, cfg,
-                                      costs, wn, imp, crit, iparams, fparams, work, None,
-                                      classification, weighted, True, cfg[4])
+    found, n_total = search_node_hist(
+        (bufs, 0, hist, False, lay, edges, classification, weighted, True), cfg, costs, 0, 0,
+        nconst, wn, imp, crit, iparams, fparams, work, None, cfg[4])
     res[L_NCONST] = n_total
     if found:
         _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification,
@@ -248,9 +248,9 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
                       res, values)
     if imp < 0.0:
         return
-    found, n_total = search_node_hist(bufs, 0, lo, hi, nconst, scratch, True, lay, edges, cfg,
-                                      costs, wn, imp, crit, iparams, fparams, work, None,
-                                      classification, weighted, True, cfg[4])
+    found, n_total = search_node_hist(
+        (bufs, 0, scratch, True, lay, edges, classification, weighted, True), cfg, costs, lo,
+        hi, nconst, wn, imp, crit, iparams, fparams, work, None, cfg[4])
     res[L_NCONST] = n_total
     if not found:
         return

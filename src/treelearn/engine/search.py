@@ -1,0 +1,233 @@
+"""The node search, once: scikit-learn's feature draw, one search per drawn feature, and the
+winner by the criterion, by feature costs, by C4.5's rules or by the smallest p-value.
+
+Every dense layout searches a node this way; what differs is how one feature is searched
+(presorted lists :mod:`.grow_exact`, histograms :mod:`.grow_hist`) and what the layout's
+search reads (``X``: the presorted lists ``(V, I, C, R, W)``, or the row buffers, the node's
+histogram and the bin layout). :func:`node_search` compiles a copy of :func:`search_node`
+per layout whose globals hold the layout's steps, as :func:`treelearn.engine.builder.layout`
+does for the node loops (see the notes there: a copy shares the function's code, Numba
+caches it under its own name, and the compiled search calls its layout's steps directly).
+A layout's steps, as the search calls them:
+
+* ``feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+  need_real, absolute)``: feature ``f``'s best split into ``work[6]`` (``out``, the ``R_*``
+  slots), its level map into ``work[4]``; returns whether the feature is usable (not
+  constant at the node);
+* ``random_cut(X, f, lo, hi, rng)``: ``(usable, threshold)``, scikit-learn's random
+  splitter's constant check and one threshold drawn (called only when ``iparams[P_RANDOM]``);
+* ``log_pvalue(X, cfg, work, f, lo, hi, wn, crit)``: the feature's log p-value of
+  independence (``selection="test"``, :mod:`treelearn.engine.selection`);
+* ``keep(X, cfg, work, f)``: the feature's split kept as the best so far
+  (:func:`treelearn.engine.levels.keep_best`).
+
+The search's scratch ``work`` is :func:`treelearn.engine.fit._work`'s tuple (a layout may
+append its own members).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from . import criteria as crt
+from . import levels as lvl
+from . import nodes as nd
+from .builder import copy_function
+from .config import driver, noref, tiny
+from .random import draw_finish, draw_next, draw_result, draw_start
+from .selection import adjusted_log_pvalue
+
+COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
+SELECT_CRITERION, SELECT_TEST = 0, 1
+#: C4.5's Epsilon: a test's gain must reach the average gain less this, and its split
+#: information exceed it (Quinlan's code, build.c).
+C45_EPSILON = 1e-3
+
+# Columns of the per-feature results kept for the node-level choice (C4.5's rules, tests).
+F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK = range(6)
+N_FRES = 6
+
+
+
+@noref
+def cost_score(g, cost, cost_mode, cost_w):
+    """Feature-cost adjusted score of a gain ``g``: Tan & Schlimmer's ``g**2 / cost`` or
+    Nunez's ``(2**g - 1) / (cost + 1)**w``."""
+    if cost_mode == COST_TAN:
+        return g * g / cost
+    return (2.0 ** g - 1.0) / (cost + 1.0) ** cost_w
+
+
+
+
+@tiny
+def note_candidate(fres, m, f, out, penalty, crit, wn):
+    """Feature ``f``'s best test (``out``) as candidate ``m`` of the node-level rules
+    (:func:`choose`; every dense layout's node search): its score, gain and split
+    information, and whether it may win."""
+    fres[m, F_FEAT] = f
+    fres[m, F_SCORE] = out[lvl.R_REAL]
+    fres[m, F_GAIN] = out[lvl.R_GAIN]
+    fres[m, F_INFO] = out[lvl.R_SPLITINFO]
+    fres[m, F_OK] = 1.0
+    if penalty and out[lvl.R_KIND] == lvl.KIND_NUMERIC and out[lvl.R_TRIES] > 0:
+        # Release 8: a threshold test pays log2(cuts tried) / cases for its choice.
+        fres[m, F_GAIN] -= math.log(out[lvl.R_TRIES]) / math.log(2.0) / wn
+        if fres[m, F_GAIN] <= 0.0:
+            fres[m, F_OK] = 0.0
+        if crit == crt.GAIN_RATIO:
+            fres[m, F_SCORE] = fres[m, F_GAIN] / out[lvl.R_SPLITINFO] \
+                if out[lvl.R_SPLITINFO] > 0.0 else -np.inf
+        else:
+            fres[m, F_SCORE] = fres[m, F_GAIN]
+
+
+@noref
+def choose(fres, m, avg_gain, select_test, wn, fparams, crit):
+    """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection;
+    -1 when no feature qualifies."""
+    if m == 0:
+        return -1
+    if select_test:
+        best = -1
+        best_p = np.inf
+        for j in range(m):
+            if fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < best_p:
+                best_p = fres[j, F_LOGP]
+                best = j
+        if best >= 0 and fparams[nd.P_ALPHA] < 1.0:
+            n_ok = 0
+            for j in range(m):
+                if fres[j, F_OK] > 0.0:
+                    n_ok += 1
+            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[nd.P_ALPHA]):
+                return -1
+        return best
+    threshold = -np.inf
+    if avg_gain:
+        tot = 0.0
+        n = 0
+        for j in range(m):
+            if fres[j, F_OK] > 0.0:
+                tot += fres[j, F_GAIN]
+                n += 1
+        if n == 0:
+            return -1
+        threshold = tot / n - C45_EPSILON
+    best = -1
+    best_sc = -np.inf
+    for j in range(m):
+        if fres[j, F_OK] <= 0.0 or fres[j, F_GAIN] < threshold:
+            continue
+        if avg_gain and crit == crt.GAIN_RATIO and fres[j, F_INFO] <= C45_EPSILON:
+            continue
+        if fres[j, F_SCORE] > best_sc:
+            best_sc = fres[j, F_SCORE]
+            best = j
+    return best
+
+
+def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
+                absolute, extras):
+    """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
+    in ``best`` (``work[7]``, R_* slots), its level map in ``best_map`` (``work[5]``) and
+    left statistics in ``best_left`` (``work[8]``).
+
+    Features are examined in scikit-learn's order (:mod:`treelearn.engine.random`). The
+    winner: the largest score (proxy, or with feature costs the cost-adjusted gain), the
+    first on ties; with C4.5's average-gain rule the largest gain ratio among features whose
+    gain is at least the average; with ``selection="test"`` the smallest p-value
+    (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
+    ``extras`` (:func:`treelearn.engine.fit.fit_extras`) None: none of these rules or costs,
+    and their code is not compiled.
+    """
+    out = work[6]
+    fres = work[9]
+    draw = work[10]
+    perm = work[11]
+    rng = work[13]
+    is_cat = cfg[0]
+    n_features = perm.shape[0]
+    cost_mode = iparams[nd.P_COST_MODE]
+    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
+    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
+    penalty = iparams[nd.P_PENALTY] != 0
+    rules = avg_gain or penalty or select_test
+    need_real = cost_mode != COST_NONE or rules
+    random_split = iparams[nd.P_RANDOM] != 0
+    draw_start(draw, n_features, nconst)
+    m = 0
+    best_score = -np.inf
+    found = False
+    rand_thr = np.nan
+    while True:
+        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
+        if f < 0:
+            break
+        if random_split:
+            usable, rand_thr = random_cut(X, f, lo, hi, rng)
+            if not usable:
+                draw_result(draw, perm, np.bool_(False))
+                continue
+        fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
+        usable = feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams,
+                                rand_thr, need_real, absolute)
+        draw_result(draw, perm, usable)
+        if not usable or out[lvl.R_SCORE] == -np.inf:
+            continue
+        if extras is not None and rules:
+            note_candidate(fres, m, f, out, penalty, crit, wn)
+            if select_test:
+                fres[m, F_LOGP] = log_pvalue(X, cfg, work, f, lo, hi, wn, crit)
+            m += 1
+            continue
+        sc = out[lvl.R_SCORE]
+        if extras is not None and cost_mode != COST_NONE:
+            sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
+                            fparams[nd.P_COST_WEIGHT])
+        if sc > best_score:
+            best_score = sc
+            found = True
+            keep(X, cfg, work, f)
+    n_total = draw_finish(draw, perm, work[12])
+    if extras is None or not rules:
+        return found, n_total
+    # Node-level choice among the features' best tests.
+    winner = choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
+    if winner < 0:
+        return False, n_total
+    f = int(fres[winner, F_FEAT])
+    # Search the winner again for its level map and left statistics (its results were
+    # overwritten by the features examined after it).
+    fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
+    feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams, rand_thr,
+                   np.bool_(True), absolute)
+    keep(X, cfg, work, f)
+    return True, n_total
+
+
+def _unbound(*args):
+    raise TypeError("a step of the node search is called outside a layout (see node_search())")
+
+
+# The names the search calls a layout's steps by; node_search() binds them in each copy.
+feature_search = random_cut = log_pvalue = keep = _unbound
+
+#: The steps a layout supplies (see the module notes).
+STEPS = ("feature_search", "random_cut", "log_pvalue", "keep")
+
+
+def node_search(name: str, **steps):
+    """The node search compiled for a layout's ``steps`` (see :data:`STEPS`), named ``name``
+    in the caller's module (where the background compiler finds it by name): a copy of
+    :func:`search_node` whose globals hold the steps, compiled without reference counting
+    and as a :func:`~treelearn.engine.config.driver`."""
+    missing = set(STEPS) - set(steps)
+    if missing:
+        raise TypeError(f"node search {name} lacks the steps {sorted(missing)}")
+    module = sys._getframe(1).f_globals["__name__"]
+    return noref(driver(copy_function(search_node, globals() | steps, name, module)))
+
