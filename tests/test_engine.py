@@ -528,8 +528,9 @@ def test_a_node_search_must_name_every_step_and_is_named_for_its_layout():
     # under its own name
     for module, name in ((grow_exact, "search_node"), (grow_hist, "search_node_hist")):
         kernel = getattr(module, name)
-        assert kernel.py_func.__module__ == module.__name__
-        assert kernel.py_func.__qualname__ == name
+        plain = getattr(kernel, "py_func", kernel)  # the function itself without the JIT
+        assert plain.__module__ == module.__name__
+        assert plain.__qualname__ == name
 
 
 @pytest.mark.parametrize("max_leaf_nodes", [None, 12])
