@@ -89,9 +89,7 @@ def layout(name: str, fields: tuple[str, ...], **steps) -> type:
     Each loop is a copy of the function written here (its code object, so Numba caches it
     beside this file, under the layout's name) whose globals hold the layout's steps: the
     compiled loop calls them directly, as if written for the layout (see the module notes)."""
-    missing = set(STEPS) - set(steps)
-    if missing:
-        raise TypeError(f"layout {name} lacks the steps {sorted(missing)}")
+    check_steps(f"layout {name}", steps, STEPS)
     # the caller's module, where pickle (the background compiler's signatures) finds it
     module = sys._getframe(1).f_globals["__name__"]
     base = namedtuple(f"{name}Fields", COMMON_FIELDS + tuple(fields), module=module)
@@ -124,13 +122,21 @@ def copy_function(plain, space: dict, name: str, module: str):
     return copy
 
 
-def _unbound(*args):
-    raise TypeError("a step of the builder's loops is called outside a layout (see layout())")
+def check_steps(what: str, steps: dict, names: tuple[str, ...]) -> None:
+    """Raise TypeError naming the steps of ``names`` that ``steps`` lacks."""
+    missing = set(names) - set(steps)
+    if missing:
+        raise TypeError(f"{what} lacks the steps {sorted(missing)}")
+
+
+def unbound(*args):
+    raise TypeError("a step is called outside its layout (see builder.layout and "
+                    "search.node_search, which bind the steps in each copy)")
 
 
 # The names the loops call a layout's steps by; layout() binds them in each copy.
-process = children = children_any = hand_over = resume = step = keep = release = _unbound
-finish_any = _unbound
+process = children = children_any = hand_over = resume = step = keep = release = unbound
+finish_any = unbound
 
 
 #: The steps a layout supplies, by name (see the module notes; their parameters are those of

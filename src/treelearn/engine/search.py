@@ -35,7 +35,7 @@ import numpy as np
 from . import criteria as crt
 from . import levels as lvl
 from . import nodes as nd
-from .builder import copy_function
+from .builder import check_steps, copy_function, unbound
 from .config import driver, noref, tiny
 from .random import draw_finish, draw_next, draw_result, draw_start
 from .selection import adjusted_log_pvalue
@@ -209,12 +209,8 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     return True, n_total
 
 
-def _unbound(*args):
-    raise TypeError("a step of the node search is called outside a layout (see node_search())")
-
-
 # The names the search calls a layout's steps by; node_search() binds them in each copy.
-feature_search = random_cut = log_pvalue = keep = _unbound
+feature_search = random_cut = log_pvalue = keep = unbound
 
 #: The steps a layout supplies (see the module notes).
 STEPS = ("feature_search", "random_cut", "log_pvalue", "keep")
@@ -225,9 +221,7 @@ def node_search(name: str, **steps):
     in the caller's module (where the background compiler finds it by name): a copy of
     :func:`search_node` whose globals hold the steps, compiled without reference counting
     and as a :func:`~treelearn.engine.config.driver`."""
-    missing = set(STEPS) - set(steps)
-    if missing:
-        raise TypeError(f"node search {name} lacks the steps {sorted(missing)}")
+    check_steps(f"node search {name}", steps, STEPS)
     module = sys._getframe(1).f_globals["__name__"]
     return noref(driver(copy_function(search_node, globals() | steps, name, module)))
 
