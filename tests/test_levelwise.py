@@ -103,10 +103,9 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
      width) = cfg_all
     p = len(lay[1])
     n = B.shape[0]
-    work = _work(0, p, n_stats, width, 1, False) + (
-        np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
-    work[11][:] = perm0
-    work[13][0] = seed
+    work = _work(0, p, n_stats, width, 1, False, hist=True)
+    work.perm[:] = perm0
+    work.rng[0] = seed
     res, values = np.zeros(N_L), np.zeros(n_values)
     fmap = np.full(width, -1, dtype=np.int64)
     cstats, cw, cn = np.zeros((width, n_stats)), np.zeros(width), np.zeros(width)
@@ -124,7 +123,7 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
                         np.int64(0), lay, edges, cfg, costs, crit, ip, fp, work,
                         classification, weighted, res, fmap, values, cstats, cw, cn)
         assert not scratch.any()  # left clean for the next node
-    return res, values, fmap, cstats, cw, cn, work[11].copy()
+    return res, values, fmap, cstats, cw, cn, work.perm.copy()
 
 
 @settings(max_examples=40, deadline=None)

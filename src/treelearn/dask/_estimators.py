@@ -23,6 +23,7 @@ from ..engine.binning import MAX_LEVEL_BINS, Binner, feature_edges, table_layout
 from ..engine.counter_random import poisson_counts
 from ..engine.fit import GrowParams, category_search, fit_extras
 from ..engine.levels import MISSING_LEARN
+from ..engine.search import Config
 from ._loop import _Book, _wait, grow_trees
 
 #: Values of a feature kept per partition for the bin edges when it has more distinct values
@@ -247,9 +248,9 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
                                   n_levels)
     nbins = lay[1]
     width = int(max(int(nbins.max()), 2)) + 2
-    cfg = (is_cat, nbins.astype(np.int64),
-           np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64), category_search(is_cat),
-           fit_extras(prm))
+    cfg = Config(is_cat=is_cat, n_search=nbins.astype(np.int64),
+                 n_levels=np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64),
+                 category=category_search(is_cat), extras=fit_extras(prm))
     cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
                n_stats, n_values, width)
     n_cols = (n_stats if classification else 3) + int(weighted)

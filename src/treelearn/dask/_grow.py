@@ -179,8 +179,7 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
                 full[at[j]] -= built[sb]
     del built
     p = len(lay[1])
-    work = _work(0, p, n_stats, width, 1, False) + (
-        np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
+    work = _work(0, p, n_stats, width, 1, False, hist=True)
     bufs = _empty_bufs(classification, weighted)
     if rows is not None:
         (Bs, Cs, Rs, Ws), lo, hi = rows
@@ -194,8 +193,8 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     cstats = np.zeros((m, kmax, n_stats))
     cw = np.zeros((m, kmax))
     cn = np.zeros((m, kmax))
-    perm = work[11]
-    rng = work[13]
+    perm = work.perm
+    rng = work.rng
     out_perms = np.empty((m, p), dtype=perm.dtype)
     for j in range(m):
         perm[:] = perms[j]

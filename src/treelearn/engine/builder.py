@@ -74,7 +74,7 @@ from .nodes import (
 NEED_ARENA = -1
 
 #: The fields every layout has, which the loops read: the parameters, the children's row
-#: ranges and histogram slots, the search's scratch (``work[5]``: a split's level map), the
+#: ranges and histogram slots, the search's scratch (``work.best_map``: a split's level map), the
 #: level counts and level tables of categorical features, and the work charged per row.
 COMMON_FIELDS = ("iparams", "kid_lo", "kid_hi", "kid_slot", "work", "n_levels", "luts",
                  "lutoff", "charge")
@@ -249,7 +249,7 @@ def room_depth_first(ti, tf, tv, cats, stack, gs, codes_max, kmax):
 def settle(ti, tf, cats, gs, node, k, level_map, n_levels, luts, lutoff):
     """After a node's split into ``k`` branches (0: a leaf): a leaf made, or the level ->
     branch map of a categorical split stored (``cats`` must have room; ``level_map``: the
-    split's map, a layout's ``work[5]``; ``luts[lutoff[f]:lutoff[f + 1]]``: a feature's level
+    split's map, a layout's ``work.best_map``; ``luts[lutoff[f]:lutoff[f + 1]]``: a feature's level
     table)."""
     if k == 0:
         make_leaf(ti, tf, node)
@@ -275,7 +275,7 @@ def finish(L, data, ti, tf, cats, stack, gs, node, k, depth, n_total, arena_top,
     """A node's end in depth-first growth: a leaf made or its level map stored, and the
     children's histograms (``children``; the counting driver's copy, ``finish_any``, calls
     ``children_any``) and ranges pushed."""
-    settle(ti, tf, cats, gs, node, k, L.work[5], L.n_levels, L.luts, L.lutoff)
+    settle(ti, tf, cats, gs, node, k, L.work.best_map, L.n_levels, L.luts, L.lutoff)
     if k > 0:
         children(L, data, ti, node, k, depth, slot)
         push_kids(stack, gs, node, k, depth, n_total, arena_top, L.kid_lo, L.kid_hi,
@@ -391,7 +391,7 @@ def open_best_first(L, data, ti, tf, tv, cats, kids, heap, gs, node, lo, hi, dep
     data, k, arena_top, slot = step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot,
                                      gs[nd.G_ARENA])
     gs[nd.G_ARENA] = arena_top
-    settle(ti, tf, cats, gs, node, k, L.work[5], L.n_levels, L.luts, L.lutoff)
+    settle(ti, tf, cats, gs, node, k, L.work.best_map, L.n_levels, L.luts, L.lutoff)
     if k == 0:
         tf[node, nd.T_IMPROVEMENT] = 0.0
     else:
@@ -422,7 +422,7 @@ def later_kernels(values: dict) -> list[tuple]:
     compile beside a fit (:func:`treelearn._compiling.signatures_beside`)."""
     from .._compiling import signature
 
-    values = values | {"level_map": values["L"].work[5]}
+    values = values | {"level_map": values["L"].work.best_map}
     return [(kernel, signature(kernel, values)) for kernel in (settle, push_kids,
                                                                room_depth_first)]
 

@@ -43,7 +43,7 @@ from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
-from .search import N_FRES
+from .search import N_FRES, Config, Work
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
 CHUNK_WORK = 20_000_000
@@ -172,14 +172,20 @@ def memory_alternatives(splitter: str, n: int, p: int, n_stats: int, weighted: b
             f"most max_bins values); or {rest}")
 
 
-def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool):
-    """The search's scratch (see :func:`treelearn.engine.search.search_node`)."""
+def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool,
+          hist: bool = False) -> Work:
+    """The search's scratch (:data:`treelearn.engine.search.Work`) for ``n`` rows, ``p``
+    features, ``S`` statistics and splits of up to ``width`` values; ``hist``: with the
+    histogram category search's order and mask."""
     ws, iw, st = workspace(width, S)
     afs, ajs = abs_scratch(n if absolute else 0, width if absolute else 0)
-    return (st, ws, iw, np.zeros(S), np.zeros(width, dtype=np.int64),
-            np.zeros(width, dtype=np.int64), np.zeros(lvl.N_RES), np.zeros(lvl.N_RES), np.zeros(S),
-            np.zeros((p, N_FRES)), np.zeros(N_DRAW, dtype=np.int64), np.arange(p),
-            np.zeros(p, dtype=np.int64), np.array([seed], dtype=np.int64), afs, ajs)
+    return Work(st=st, ws=ws, iw=iw, nstats=np.zeros(S), fmap=np.zeros(width, dtype=np.int64),
+                best_map=np.zeros(width, dtype=np.int64), out=np.zeros(lvl.N_RES),
+                best=np.zeros(lvl.N_RES), best_left=np.zeros(S), fres=np.zeros((p, N_FRES)),
+                draw=np.zeros(N_DRAW, dtype=np.int64), perm=np.arange(p),
+                const_feats=np.zeros(p, dtype=np.int64), rng=np.array([seed], dtype=np.int64),
+                afs=afs, ajs=ajs, order=np.zeros(width if hist else 0, dtype=np.int64),
+                mask=np.zeros((width + 63) // 64 + 1 if hist else 0, dtype=np.uint64))
 
 
 def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
@@ -313,7 +319,8 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
-    cfg = (is_cat.astype(np.bool_), n_codes, category_search(is_cat), fit_extras(prm))
+    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_codes, n_levels=n_codes,
+                 category=category_search(is_cat), extras=fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
     buffers = (np.zeros(n, dtype=np.int32), np.zeros(kmax + 1, dtype=np.int64),
@@ -422,12 +429,11 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
     n_search = nbins.astype(np.int64)
     levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
-    cfg = (is_cat.astype(np.bool_), n_search, levels, category_search(is_cat),
-           fit_extras(prm))
+    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_search, n_levels=levels,
+                 category=category_search(is_cat), extras=fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax
-    work = _work(n, p, S, width, prm.seed, absolute) + (
-        np.zeros(width, dtype=np.int64), np.zeros((width + 63) // 64 + 1, dtype=np.uint64))
+    work = _work(n, p, S, width, prm.seed, absolute, hist=True)
     buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
                np.zeros(kmax + 1, dtype=np.int64), np.zeros(2 * kmax), np.zeros(kmax,
                                                                             dtype=np.int64))
@@ -471,7 +477,7 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     return _grow({"L": L, "data": data}, prm, n, p)
 
 
-def _two_way(iparams: np.ndarray, work: tuple) -> dict:
+def _two_way(iparams: np.ndarray, work: Work) -> dict:
     """The builder's fields of a layout of two-way numeric splits over a sample list: room
     for two children, no level maps, a row's work charged as 8 features'."""
     kids = {name: np.zeros(2, dtype=np.int64) for name in ("kid_lo", "kid_hi", "kid_slot")}

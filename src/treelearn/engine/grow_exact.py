@@ -67,20 +67,20 @@ def _feature_search(data, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams,
     """One feature's best split at the node (exact or absolute-error search): the
     ``feature_search`` step of :mod:`treelearn.engine.search`."""
     V, I, C, R, W = data
-    st, ws, iw, nstats, fmap, out, afs, ajs = (work[0], work[1], work[2], work[3], work[4],
-                                               work[6], work[14], work[15])
-    is_cat, n_codes = cfg[0], cfg[1]
+    st, ws, iw, nstats, fmap, out = work.st, work.ws, work.iw, work.nstats, work.fmap, work.out
+    is_cat, n_codes = cfg.is_cat, cfg.n_search
     mode = iparams[nd.P_MODE]
     if absolute is not None:
         return search_feature_abs(V, R, W, f, lo, hi, is_cat[f], n_codes[f], imp, mode,
                                   iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
-                                  fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out, afs, ajs)
+                                  fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out, work.afs,
+                                  work.ajs)
     nm = tail_missing(V, f, lo, hi)
     if not is_cat[f]:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, nstats, wn, crit, imp, mode,
                               iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
-                              need_real, out, cfg[3])
-    return _levels_opt(cfg[2], V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
+                              need_real, out, cfg.extras)
+    return _levels_opt(cfg.category, V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
                        mode, iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
                        fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
                        fparams[nd.P_SMOOTH], fmap, out)
@@ -97,7 +97,7 @@ def _levels_opt(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pi
 @overload(_levels_opt)
 def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                      multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out):
-    # ``levels`` (the third member of ``cfg``) is None when no column is categorical: the
+    # ``levels`` (``cfg.category``) is None when no column is categorical: the
     # category search (levels.py, about a third of a first fit's compile time: 118 s -> 80 s
     # on 5,000 x 10 numbers, empty cache) is then not compiled at all. A runtime test would
     # not do: Numba types and compiles both branches of an ``if``.
@@ -128,15 +128,15 @@ def _random_cut(data, f, lo, hi, rng):
 def _log_pvalue(data, cfg, work, f, lo, hi, wn, crit):
     """The feature's log p-value of independence at the node, from its sorted entries."""
     V, I, C, R, W = data
-    return feature_log_pvalue(V, C, R, W, f, lo, hi, cfg[0][f], work[3], wn, crit, work[0],
-                              work[1], work[2])
+    return feature_log_pvalue(V, C, R, W, f, lo, hi, cfg.is_cat[f], work.nstats, wn, crit,
+                              work.st, work.ws, work.iw)
 
 
 @tiny
 def _keep_best(data, cfg, work, f):
     """The feature's split (``out``) kept as the node's best, with its left statistics."""
-    keep_best(work[7], work[6], f, work[8], work[0], work[3].shape[0], work[5], work[4],
-              cfg[1][f])
+    keep_best(work.best, work.out, f, work.best_left, work.st, work.nstats.shape[0],
+              work.best_map, work.fmap, cfg.n_search[f])
 
 
 search_node = node_search("search_node", feature_search=_feature_search, random_cut=_random_cut,
@@ -200,15 +200,10 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     ``k == 0`` when the split is refused (its impurity decrease is too small; the node stays
     a leaf and the order of its entries no longer matters), :data:`NEED_ARENA` when a
     fractional split needs more room than the lists have (``gs[G_NEED]``). ``levels`` and
-    ``extras`` (``cfg[2]``, ``cfg[3]``) None: no categorical split, no fractional cases and
-    no M5 routing can occur, and their code is not compiled."""
+    ``extras`` (``cfg.category``, ``cfg.extras``) None: no categorical split, no fractional
+    cases and no M5 routing can occur, and their code is not compiled."""
     V, I, C, R, W = data
-    best = work[7]
-    best_map = work[5]
-    best_left = work[8]
-    nstats = work[3]
-    afs = work[14]
-    ajs = work[15]
+    best, best_map, best_left, nstats = work.best, work.best_map, work.best_left, work.nstats
     bmap, counts, starts, shares, cstats, tv_, ti_, tc_, tr_, tw_ = buffers
     f = int(best[lvl.R_SCORE])
     kind = int(best[lvl.R_KIND])
@@ -270,8 +265,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
-            wc, ic = _child_impurity(data, kid_lo[b], kid_hi[b], crit, cstats, absolute, afs,
-                                     ajs)
+            wc, ic = _child_impurity(data, kid_lo[b], kid_hi[b], crit, cstats, absolute,
+                                     work.afs, work.ajs)
             dec -= (wc / wn) * ic
         improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
     if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
@@ -285,13 +280,12 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
 def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
                     fparams, work, absolute):
     """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""
-    nstats = work[3]
-    wn, imp = open_node(data, tf, tv, node, lo, hi, crit, nstats, absolute, work[14],
-                        work[15])
+    wn, imp = open_node(data, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
+                        work.ajs)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return False, nconst, wn, imp
     found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams,
-                                 fparams, work, absolute, cfg[3])
+                                 fparams, work, absolute, cfg.extras)
     return found, n_total, wn, imp
 
 
@@ -355,7 +349,7 @@ def _process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, sl
         return np.int64(0), n_total, arena_top, slot
     k, arena_top2 = split_node(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
                                L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute,
-                               depth, L.iparams, L.cfg[2], L.cfg[3])
+                               depth, L.iparams, L.cfg.category, L.cfg.extras)
     return k, n_total, arena_top2, slot
 
 
@@ -367,7 +361,7 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
     data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI],
                                 gs[nd.G_PARENA], tf[node, nd.T_WEIGHT], tf[node, nd.T_IMPURITY],
                                 L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute, depth,
-                                L.iparams, L.cfg[2], L.cfg[3])
+                                L.iparams, L.cfg.category, L.cfg.extras)
     return data, node, k, depth, gs[nd.G_PTOTAL], arena_top, gs[nd.G_PSLOT]
 
 
@@ -381,12 +375,13 @@ def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
     if found:
         data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
                                     imp, L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi,
-                                    L.absolute, depth, L.iparams, L.cfg[2], L.cfg[3])
+                                    L.absolute, depth, L.iparams, L.cfg.category, L.cfg.extras)
     return data, k, arena_top, slot
 
 
 #: The presorted lists (``data = (V, I, C, R, W)``, grown for C4.5's fractional cases) as a
-#: layout: ``cfg = (is_cat, n_codes, category search, extras)``.
+#: layout: ``cfg`` a :data:`~treelearn.engine.search.Config` whose ``n_search`` and
+#: ``n_levels`` are the category codes per feature.
 Exact = layout("Exact", ("cfg", "costs", "buffers", "crit", "fparams", "absolute"),
                process=_process, children=no_slots, children_any=no_slots,
                hand_over=never_hands_over, resume=_resume, step=_step, keep=no_slot,
@@ -406,8 +401,8 @@ def later_kernels(values: dict) -> list[tuple]:
 
     values = fields(values)
     cfg = values["cfg"]
-    values |= {"n_codes": cfg[1], "levels": cfg[2], "extras": cfg[3]}
+    values |= {"n_codes": cfg.n_search, "levels": cfg.category, "extras": cfg.extras}
     # a table's category search: first its subset scans (lvl.subset_kernels)
-    jobs = lvl.subset_kernels(values) if cfg[2] is not None else []
+    jobs = lvl.subset_kernels(values) if cfg.category is not None else []
     return jobs + [(split_node, signature(split_node, values))] + builder_kernels(values) + [
         (_split, signature(_split, values))]

@@ -250,11 +250,10 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
     and their parity, the node's histogram (with ``n_small``, built here feature by
     feature), the bin layout and edges, and the histogram's kind."""
     bufs, d, hist, n_small, lay, edges, classification, weighted, sq = X
-    st, ws, iw, fmap, out, afs, ajs, order, mask = (work[0], work[1], work[2], work[4],
-                                                    work[6], work[14], work[15], work[16],
-                                                    work[17])
+    st, ws, iw, fmap, out, order, mask = (work.st, work.ws, work.iw, work.fmap, work.out,
+                                          work.order, work.mask)
     hoff, nbins, fcol, fwide = lay
-    is_cat, n_codes = cfg[0], cfg[1]
+    is_cat, n_codes = cfg.is_cat, cfg.n_search
     mode = iparams[nd.P_MODE]
     nb = nbins[f]
     if absolute is not None:
@@ -262,7 +261,7 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
         return search_rows_abs(B, R, W, lo, hi, fcol[f], fwide[f] != 0, nb, is_cat[f],
                                n_codes[f], imp, mode, iparams[nd.P_MULTIWAY] != 0,
                                iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out,
-                               afs, ajs, edges, f)
+                               work.afs, work.ajs, edges, f)
     n_order = -1
     B, C, R, W, _ = _side(bufs, d)
     if n_small:
@@ -297,10 +296,10 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
                                order, n_order)
     if n_small:
         clear_bins(hist, hoff[f], order, n_order)
-    usable = _summary_opt(cfg[3], st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
+    usable = _summary_opt(cfg.category, st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
                           iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
                           fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
-                          fparams[nd.P_SMOOTH], fmap, n_codes[f], out, cfg[4])
+                          fparams[nd.P_SMOOTH], fmap, n_codes[f], out, cfg.extras)
     if out[lvl.R_SCORE] > -np.inf and out[lvl.R_KIND] == lvl.KIND_NUMERIC:
         out[lvl.R_THR] = np.inf if out[lvl.R_HI] < 0 else np.float64(edges[f, int(out[lvl.R_LO])])
     return usable
@@ -317,7 +316,7 @@ def _summary_opt(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, m
 def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
                       min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out,
                       extras):
-    # ``levels`` (``cfg[3]``) is None when no column is categorical: only the numeric summary
+    # ``levels`` (``cfg.category``) is None when no column is categorical: only the numeric summary
     # search is compiled (first hist fit on 5,000 x 10 numbers, empty cache: see config.py),
     # as in ``grow_exact._levels_opt``.
     if isinstance(levels, types.NoneType):
@@ -344,16 +343,16 @@ def _log_pvalue(X, cfg, work, f, lo, hi, wn, crit):
     bufs, d, hist, n_small, lay, edges, classification, weighted, sq = X
     hoff, nbins, fcol, fwide = lay
     B, C, R, W, _ = _side(bufs, d)
-    return rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0, nbins[f], cfg[0][f],
-                           work[3], wn, work[0], work[1], work[2])
+    return rows_log_pvalue(B, C, R, W, lo, hi, fcol[f], fwide[f] != 0, nbins[f], cfg.is_cat[f],
+                           work.nstats, wn, work.st, work.ws, work.iw)
 
 
 @tiny
 def _keep_best(X, cfg, work, f):
     """The feature's split (``out``) kept as the node's best (the children's statistics
     come from the histogram: no left statistics kept)."""
-    keep_best(work[7], work[6], f, work[8], work[0], np.int64(0), work[5], work[4],
-              X[4][1][f])
+    keep_best(work.best, work.out, f, work.best_left, work.st, np.int64(0), work.best_map,
+              work.fmap, X[4][1][f])
 
 
 #: The node search over histograms (:mod:`treelearn.engine.search`); its ``X``: see
@@ -387,11 +386,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     its best split; record the split. Returns ``(k, arena_top)`` like
     :func:`treelearn.engine.grow_exact.split_node` (``extras`` None: no fractional rows or
     M5 routing, not compiled)."""
-    best = work[7]
-    best_map = work[5]
-    cstats = work[8]
-    afs = work[14]
-    ajs = work[15]
+    best, best_map, cstats = work.best, work.best_map, work.best_left
     bmark, counts, starts, shares, pos = buffers
     hoff, nbins, fcol, fwide = lay
     f = int(best[lvl.R_SCORE])
@@ -436,7 +431,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     # splits use the exact splitter's formula and its right = parent - left, so that a
     # split of zero improvement rounds the same way in both splitters.
     if k == 2 and n_all == 0 and absolute is None:
-        nstats = work[3]
+        nstats = work.nstats
         wl = rows_stats(Cd, Rd, Wd, kid_lo[0], kid_hi[0], cstats)
         imp_l = node_impurity(cstats, wl, crit)
         for q in range(cstats.shape[0]):
@@ -450,7 +445,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
         for b in range(k - 1, -1, -1):
             wc = rows_stats(Cd, Rd, Wd, kid_lo[b], kid_hi[b], cstats)
             if absolute is not None:
-                ic, _ = abs_rows(Rd, Wd, kid_lo[b], kid_hi[b], wc, afs, ajs)
+                ic, _ = abs_rows(Rd, Wd, kid_lo[b], kid_hi[b], wc, work.afs, work.ajs)
             else:
                 ic = node_impurity(cstats, wc, crit)
             dec -= (wc / wn) * ic
@@ -530,8 +525,8 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     """Open, search and split one node. Returns ``(k, n_constants, arena_top, slot)``
     (``k == 0``: a leaf; :data:`NEED_ARENA`: the row buffers must grow first, see
     :func:`_step`; ``slot``: the node's histogram, kept for its children)."""
-    wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work[3], absolute, work[14],
-                        work[15])
+    wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
+                        work.ajs)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         _release(free, nfree, slot)
         return 0, nconst, arena_top, -1
@@ -548,7 +543,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
             slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
     found, n_total = search_node_hist(
         (bufs, d, pool[max(slot, 0)], n_small, lay, edges, classification, weighted, sq), cfg,
-        costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work, absolute, cfg[4])
+        costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work, absolute, cfg.extras)
     if slot == clean:
         if not n_small:
             _clear(bufs, d, lo, hi, pool, lay)
@@ -558,7 +553,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
         return 0, n_total, arena_top, -1
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
                               iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
-                              tcounts, cfg[4])
+                              tcounts, cfg.extras)
     if k == 0:
         _release(free, nfree, slot)
         return 0, n_total, arena_top, -1
@@ -608,7 +603,7 @@ def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
     if k == NEED_ARENA:
         bufs, k, arena_top2, slot2 = _split_again(
             bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work, buffers,
-            lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2, cfg[4])
+            lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2, cfg.extras)
     return bufs, k, n_total, arena_top2, slot2
 
 
@@ -771,7 +766,7 @@ def _resume_node(L, tcounts, data, ti, tf, tv, gs, stack, status):
         data, k, arena_top2, slot = _split_again(
             data, depth & 1, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI], gs[nd.G_PARENA],
             L.crit, L.iparams, L.fparams, L.work, L.buffers, L.lay, L.kid_lo, L.kid_hi,
-            L.absolute, tcounts, L.free, L.nfree, gs[nd.G_PSLOT], L.cfg[4])
+            L.absolute, tcounts, L.free, L.nfree, gs[nd.G_PSLOT], L.cfg.extras)
     return data, node, k, depth, n_total, arena_top2, slot
 
 
@@ -824,11 +819,10 @@ def _search_kernels(values: dict) -> list[tuple]:
     given = values | {
         "hist": values["pool"][0], "hoff": values["lay"][0], "nbins": values["lay"][1],
         "fcol": values["lay"][2], "fwide": values["lay"][3], "B": bufs[0], "C": bufs[2],
-        "R": bufs[4], "W": bufs[6], "st": work[0], "ws": work[1], "iw": work[2],
-        "fmap": work[4], "out": work[6], "order": work[16], "mask": work[17],
+        "R": bufs[4], "W": bufs[6]} | work._asdict() | {
         "need_real": np.bool_(False), "categorical": np.bool_(False),
         "multiway": np.bool_(False)}
-    summary = search_summary_numeric if values["cfg"][3] is None else search_summary
+    summary = search_summary_numeric if values["cfg"].category is None else search_summary
     kernels = [hist_feature_rows, mask_order, scan_hist_two, scan_hist_classes,
                summarize_hist, summary]
     return [(kernel, given) for kernel in kernels]
@@ -850,7 +844,7 @@ def later_kernels(values: dict) -> list[tuple]:
 
     values = fields(values)
     cfg = values["cfg"]
-    values |= {"n_levels": cfg[2], "extras": cfg[4], "bufs": values["data"]}
+    values |= {"n_levels": cfg.n_levels, "extras": cfg.extras, "bufs": values["data"]}
     # first the feature search's scans (absolute error searches the rows instead)
     kernels = _search_kernels(values) if values["absolute"] is None else []
     # a node's split on one thread (the serial path's, also in a fit with threads)

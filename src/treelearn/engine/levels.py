@@ -950,11 +950,11 @@ def subset_kernels(values: dict) -> list[tuple]:
 
     work = values["work"]
     flag = np.bool_(False)
-    given = values | {"st": work[0], "ws": work[1], "iw": work[2],
-                      "out": work[6], "mn": np.int64(0), "learn_missing": flag, "c45": np.int64(0),
+    given = values | {"st": work.st, "ws": work.ws, "iw": work.iw,
+                      "out": work.out, "mn": np.int64(0), "learn_missing": flag, "c45": np.int64(0),
                       "ml": flag, "extras": np.bool_(True)}
     scalars = dict.fromkeys(("u", "E", "min_leaf"), "int64") | dict.fromkeys(
         ("mw", "mw_c45", "pimp", "min_wleaf"), "float64")
-    return [(scan_order, signature(scan_order, given | {"out": work[1][W_RES]}, scalars)),
+    return [(scan_order, signature(scan_order, given | {"out": work.ws[W_RES]}, scalars)),
             (_subset_exhaustive, signature(_subset_exhaustive, given, scalars)),
             (_real_two, signature(_real_two, given, scalars))]

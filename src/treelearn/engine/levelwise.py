@@ -163,8 +163,7 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
     split feature's part of ``hist``, unless the impurity decrease is below the minimum."""
     hoff, nbins, fcol, fwide = lay
     S = nstats.shape[0]
-    best = work[7]
-    best_map = work[5]
+    best, best_map = work.best, work.best_map
     f = int(best[lvl.R_SCORE])
     kind = int(best[lvl.R_KIND])
     k = int(best[lvl.R_NB])
@@ -217,7 +216,7 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
     in ``cstats``, ``cw``, ``cn``. ``bufs`` are the local grower's row buffers, empty: the
     search reads histograms only."""
     hoff = lay[0]
-    nstats = work[3]
+    nstats = work.nstats
     wn, n = hist_node_stats(hist, hoff, nstats.shape[0], classification, weighted, nstats)
     imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
                       res, values)
@@ -225,7 +224,7 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
         return
     found, n_total = search_node_hist(
         (bufs, 0, hist, False, lay, edges, classification, weighted, True), cfg, costs, 0, 0,
-        nconst, wn, imp, crit, iparams, fparams, work, None, cfg[4])
+        nconst, wn, imp, crit, iparams, fparams, work, None, cfg.extras)
     res[L_NCONST] = n_total
     if found:
         _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification,
@@ -242,7 +241,7 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
     on the rows' histogram, with statistics summed row by row."""
     hoff, nbins, fcol, fwide = lay
     B, _, C, _, R, _, W, _, _, _ = bufs
-    nstats = work[3]
+    nstats = work.nstats
     wn, n = rows_node_stats(C, R, W, lo, hi, nstats.shape[0], nstats)
     imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
                       res, values)
@@ -250,13 +249,12 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
         return
     found, n_total = search_node_hist(
         (bufs, 0, scratch, True, lay, edges, classification, weighted, True), cfg, costs, lo,
-        hi, nconst, wn, imp, crit, iparams, fparams, work, None, cfg[4])
+        hi, nconst, wn, imp, crit, iparams, fparams, work, None, cfg.extras)
     res[L_NCONST] = n_total
     if not found:
         return
-    f = int(work[7][lvl.R_SCORE])
-    mask = work[17]
-    order = work[16]
+    f = int(work.best[lvl.R_SCORE])
+    mask, order = work.mask, work.order
     hist_feature_rows(B, C, R, W, lo, hi, scratch, hoff, fcol, fwide, True, f, mask)
     n_order = mask_order(mask, nbins[f] + 1, order)
     _node_finish(scratch, nstats, wn, imp, lay, crit, fparams, work, classification, weighted,

@@ -258,8 +258,9 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
     n_constants, missing_seen)`` with the winner in ``work`` (feature in ``best[R_SCORE]``)."""
     (ranks, values, offsets, nan_rank, keys, tk, bV, bC, tC, bR, tR, bW, tW, nC, nR, nW, cnt,
      _) = data
-    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
-     rng, afs, ajs) = work
+    st, ws, nstats, out = work.st, work.ws, work.nstats, work.out
+    fmap, best_map, best, best_left = work.fmap, work.best_map, work.best, work.best_left
+    draw, perm, const_feats, rng = work.draw, work.perm, work.const_feats, work.rng
     m = hi - lo
     S = nstats.shape[0]
     mode = iparams[nd.P_MODE]
@@ -314,8 +315,8 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
     ranks, values, offsets, nan_rank = data[0], data[1], data[2], data[3]
     tmp = data[17]
-    nstats = work[3]
-    best = work[7]
+    nstats = work.nstats
+    best = work.best
     wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return -1, nconst
@@ -381,7 +382,7 @@ def later_kernels(values: dict) -> list[tuple]:
     values = fields(values)
     work = values["work"]
     data = values["data"]
-    given = values | {"draw": work[10], "perm": work[11], "const_feats": work[12]}
+    given = values | work._asdict()
     scalars = SCALAR_TYPES | dict.fromkeys(("f", "mb", "needed"), "int64") | {
         "thr": "float64", "improvement": "float64", "seen": "boolean"}
     # first the numeric search, whose scans the grower reaches seconds after it starts
@@ -399,7 +400,7 @@ def _numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
 
     work = values["work"]
     given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
-        "V": V, "st": work[0], "ws": work[1], "stats": work[3], "out": work[6],
+        "V": V, "st": work.st, "ws": work.ws, "stats": work.nstats, "out": work.out,
         "need_real": np.bool_(False)}
     scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf"), "int64") | \
         dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")

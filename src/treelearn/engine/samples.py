@@ -50,10 +50,10 @@ def open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats):
 def two_way_improvement(work, wn, imp, crit, fparams):
     """The weighted impurity decrease (scikit-learn's definition) of the best split in
     ``work`` (its left statistics from the scan, the right ones the node's minus them)."""
-    nstats = work[3]
-    best = work[7]
-    best_left = work[8]
-    right = work[0][1]  # the stats workspace's second row: the statistics' width
+    nstats = work.nstats
+    best = work.best
+    best_left = work.best_left
+    right = work.st[1]  # the stats workspace's second row: the statistics' width
     wl = best[lvl.R_WLEFT]
     wr = wn - wl
     for k in range(nstats.shape[0]):

@@ -11,8 +11,8 @@ caches it under its own name, and the compiled search calls its layout's steps d
 A layout's steps, as the search calls them:
 
 * ``feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
-  need_real, absolute)``: feature ``f``'s best split into ``work[6]`` (``out``, the ``R_*``
-  slots), its level map into ``work[4]``; returns whether the feature is usable (not
+  need_real, absolute)``: feature ``f``'s best split into ``work.out`` (the ``R_*``
+  slots), its level map into ``work.fmap``; returns whether the feature is usable (not
   constant at the node);
 * ``random_cut(X, f, lo, hi, rng)``: ``(usable, threshold)``, scikit-learn's random
   splitter's constant check and one threshold drawn (called only when ``iparams[P_RANDOM]``);
@@ -21,14 +21,16 @@ A layout's steps, as the search calls them:
 * ``keep(X, cfg, work, f)``: the feature's split kept as the best so far
   (:func:`treelearn.engine.levels.keep_best`).
 
-The search's scratch ``work`` is :func:`treelearn.engine.fit._work`'s tuple (a layout may
-append its own members).
+The search's scratch ``work`` is a :data:`Work` record and a layout's settings ``cfg`` a
+:data:`Config` record (named tuples: Numba reads a field by name at no cost, and the kernels
+name what they read instead of counting positions).
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections import namedtuple
 
 import numpy as np
 
@@ -50,6 +52,27 @@ C45_EPSILON = 1e-3
 F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK = range(6)
 N_FRES = 6
 
+#: The search's scratch (:func:`treelearn.engine.fit._work` makes one per fit):
+#:
+#: * ``st``, ``ws``, ``iw``: the level scans' workspace (:func:`treelearn.engine.levels.workspace`);
+#: * ``nstats``: the node's statistics; ``fmap``/``out``: a feature's level map and best split
+#:   (the ``R_*`` slots of :mod:`treelearn.engine.levels`); ``best_map``/``best``/``best_left``:
+#:   the node's winner, its level map and left statistics;
+#: * ``fres``: the features' results for the node-level rules (``F_*`` columns);
+#: * ``draw``, ``perm``, ``const_feats``, ``rng``: the feature draw (:mod:`.random`);
+#: * ``afs``, ``ajs``: the absolute-error search's scratch (:mod:`.abserr`);
+#: * ``order``, ``mask``: the histogram category search's level order and subset mask (empty
+#:   for the other layouts).
+Work = namedtuple("Work", ("st", "ws", "iw", "nstats", "fmap", "best_map", "out", "best",
+                           "best_left", "fres", "draw", "perm", "const_feats", "rng", "afs",
+                           "ajs", "order", "mask"))
+
+#: A layout's settings per feature: ``is_cat``; ``n_search``, the values a feature's search
+#: scans (category codes; bins for histograms); ``n_levels``, a categorical feature's levels
+#: (1 for the others); ``category``, the category search's settings or None when no column
+#: is categorical; ``extras``, :func:`treelearn.engine.fit.fit_extras` (None: no node-level
+#: rule, cost, fractional case or M5 routing; their code is then not compiled).
+Config = namedtuple("Config", ("is_cat", "n_search", "n_levels", "category", "extras"))
 
 
 @noref
@@ -59,8 +82,6 @@ def cost_score(g, cost, cost_mode, cost_w):
     if cost_mode == COST_TAN:
         return g * g / cost
     return (2.0 ** g - 1.0) / (cost + 1.0) ** cost_w
-
-
 
 
 @tiny
@@ -133,8 +154,8 @@ def choose(fres, m, avg_gain, select_test, wn, fparams, crit):
 def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
                 absolute, extras):
     """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
-    in ``best`` (``work[7]``, R_* slots), its level map in ``best_map`` (``work[5]``) and
-    left statistics in ``best_left`` (``work[8]``).
+    in ``work.best`` (R_* slots), its level map in ``work.best_map`` and left statistics in
+    ``work.best_left`` (:data:`Work`).
 
     Features are examined in scikit-learn's order (:mod:`treelearn.engine.random`). The
     winner: the largest score (proxy, or with feature costs the cost-adjusted gain), the
@@ -144,12 +165,12 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     ``extras`` (:func:`treelearn.engine.fit.fit_extras`) None: none of these rules or costs,
     and their code is not compiled.
     """
-    out = work[6]
-    fres = work[9]
-    draw = work[10]
-    perm = work[11]
-    rng = work[13]
-    is_cat = cfg[0]
+    out = work.out
+    fres = work.fres
+    draw = work.draw
+    perm = work.perm
+    rng = work.rng
+    is_cat = cfg.is_cat
     n_features = perm.shape[0]
     cost_mode = iparams[nd.P_COST_MODE]
     select_test = iparams[nd.P_SELECTION] == SELECT_TEST
@@ -192,7 +213,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
             best_score = sc
             found = True
             keep(X, cfg, work, f)
-    n_total = draw_finish(draw, perm, work[12])
+    n_total = draw_finish(draw, perm, work.const_feats)
     if extras is None or not rules:
         return found, n_total
     # Node-level choice among the features' best tests.

@@ -220,8 +220,10 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
     engine); returns ``(found, n_constants)`` with the winner in ``work``."""
     indptr, indices, data = csr
     ycls, yreg, w = tgt
-    (st, ws, iw, nstats, fmap, best_map, out, best, best_left, fres, draw, perm, const_feats,
-     rng, afs, ajs) = work
+    st, ws, nstats, out = work.st, work.ws, work.nstats, work.out
+    fmap, best_map, best, best_left = work.fmap, work.best_map, work.best, work.best_left
+    draw, perm, const_feats, rng = work.draw, work.perm, work.const_feats, work.rng
+    afs, ajs = work.afs, work.ajs
     n_features = perm.shape[0]
     S = nstats.shape[0]
     nn = hi - lo
@@ -308,10 +310,10 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     indptr, indices, values, mark, tmp = data
     csr = (indptr, indices, values)
     ycls, yreg, w = tgt
-    nstats = work[3]
-    best = work[7]
-    afs = work[14]
-    ajs = work[15]
+    nstats = work.nstats
+    best = work.best
+    afs = work.afs
+    ajs = work.ajs
     if absolute is not None:
         wn = sample_stats(samples, lo, hi, ycls, yreg, w, nstats, np.bool_(True))
         imp, med = _abs_of(samples, lo, hi, yreg, w, wn, afs, ajs)
