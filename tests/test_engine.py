@@ -90,6 +90,30 @@ def test_noise_column_is_rarely_chosen_at_the_root_under_selection_test():
     assert hits["criterion"] > hits["test"]
 
 
+@pytest.mark.parametrize("kw", [{"selection": "test"},
+                                {"criterion": "gain_ratio", "average_gain": True}])
+def test_random_splitter_with_node_level_rules_splits_at_the_winners_own_threshold(kw):
+    """The node-level rules (tests, C4.5's average gain) choose among the features' random
+    cuts after all are drawn; the winner is then searched again at its own threshold, not
+    at the last drawn feature's (which lay outside the winner's range here: a crash by zero
+    division or a cut that sends every row one way). Every cut lies inside its node's
+    values of its feature."""
+    rng = np.random.default_rng(0)
+    n = 400
+    X = np.column_stack([rng.random(n), 1000 + 1000 * rng.random(n),
+                         -5000 + 1000 * rng.random(n)])
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 1500)).astype(int)
+    for seed in range(5):
+        model = tl.DecisionTreeClassifier(splitter="random", random_state=seed, **kw).fit(X, y)
+        t = model.tree_
+        path = model.decision_path(X).toarray().astype(bool)
+        inner = np.flatnonzero(t.children_left >= 0)
+        assert inner.size > 1
+        for node in inner:
+            v = X[path[:, node], t.feature[node]]
+            assert v.min() <= t.threshold[node] < v.max(), (seed, node)
+
+
 def test_selection_alpha_stops_where_no_feature_is_associated():
     rng = np.random.default_rng(3)
     X = pd.DataFrame({"u": rng.normal(size=300), "c": pd.Categorical(rng.integers(0, 5, 300))})

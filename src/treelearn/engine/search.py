@@ -48,9 +48,10 @@ SELECT_CRITERION, SELECT_TEST = 0, 1
 #: information exceed it (Quinlan's code, build.c).
 C45_EPSILON = 1e-3
 
-# Columns of the per-feature results kept for the node-level choice (C4.5's rules, tests).
-F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK = range(6)
-N_FRES = 6
+# Columns of the per-feature results kept for the node-level choice (C4.5's rules, tests);
+# F_THR: the random splitter's threshold drawn for the feature, searched again if it wins.
+F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK, F_THR = range(7)
+N_FRES = 7
 
 #: The search's scratch (:func:`treelearn.engine.fit._work` makes one per fit):
 #:
@@ -201,6 +202,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
             continue
         if extras is not None and rules:
             note_candidate(fres, m, f, out, penalty, crit, wn)
+            fres[m, F_THR] = rand_thr
             if select_test:
                 fres[m, F_LOGP] = log_pvalue(X, cfg, work, f, lo, hi, wn, crit)
             m += 1
@@ -222,10 +224,10 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
         return False, n_total
     f = int(fres[winner, F_FEAT])
     # Search the winner again for its level map and left statistics (its results were
-    # overwritten by the features examined after it).
+    # overwritten by the features examined after it), at its own random threshold.
     fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-    feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams, rand_thr,
-                   np.bool_(True), absolute)
+    feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams,
+                   fres[winner, F_THR], np.bool_(True), absolute)
     keep(X, cfg, work, f)
     return True, n_total
 
