@@ -579,6 +579,19 @@ def test_adaboost_stops_on_a_perfect_or_a_useless_learner():
         tl.AdaBoostClassifier(tl.DecisionTreeRegressor()).fit(X, y)
 
 
+def test_adaboost_on_one_label_predicts_it_without_warnings():
+    """SAMME's vote against the other classes is ``-alpha / (K - 1)``: with one class there
+    is none (was a division by zero warned about)."""
+    import warnings
+
+    X = np.arange(12.0).reshape(-1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ada = tl.AdaBoostClassifier(n_estimators=3).fit(X, np.full(12, 7))
+        assert (ada.predict(X) == 7).all()
+        assert np.allclose(ada.predict_proba(X), 1.0)
+
+
 def test_adaboost_on_a_table_with_a_c45_base():
     X, y = _table(600)
     ada = tl.AdaBoostClassifier(tl.C45Classifier(max_depth=2), n_estimators=8,

@@ -66,7 +66,8 @@ def _vote_values(tree: BaseDecisionTree, alpha: float, K: int) -> np.ndarray:
     cost = getattr(tree, "cost_matrix_", None)
     codes = (np.argmin(expected_costs(proba, cost), axis=1) if cost is not None
              else np.argmax(proba, axis=1))
-    out = np.full((t.node_count, K), -alpha / (K - 1))
+    # one class (a training set of one label): no other class to vote against
+    out = np.full((t.node_count, K), -alpha / (K - 1) if K > 1 else 0.0)
     out[np.arange(t.node_count), codes] = alpha
     return out
 
@@ -299,6 +300,8 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _proba(score: np.ndarray, K: int) -> np.ndarray:
+        if K == 1:  # one class: certain (scikit-learn's answer too)
+            return np.ones((score.shape[0], 1))
         if K == 2:
             score = np.vstack([-score, score]).T / 2
         else:
