@@ -198,3 +198,24 @@ _drivers_at_low_opt()
 if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
     noref = njit
     tiny = partial(numba.njit, cache=True, nogil=True, inline="always")
+
+
+def if_present(kernel):
+    """``kernel(a, cap)`` for an array ``a``, None for None, typed per argument in compiled
+    callers: an absent array stays ``None`` (not Optional), so that the caller keeps one
+    signature (``None if a is None else ...`` in a kernel would make the result Optional and
+    compile every kernel it reaches a second time). Plain Python with the JIT off."""
+    from numba.core import types
+    from numba.extending import overload
+
+    def plain(a, cap):
+        return None if a is None else kernel(a, cap)
+
+    @overload(plain)
+    def _typed(a, cap):
+        if isinstance(a, types.NoneType):
+            return lambda a, cap: None
+        return lambda a, cap: kernel(a, cap)
+
+    plain.__name__ = plain.__qualname__ = f"{kernel.__name__}_if_present"
+    return plain

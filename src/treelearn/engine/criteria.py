@@ -209,6 +209,20 @@ def impurity_improvement(
 
 
 @tiny
+def two_way_decrease(nstats, left, right, wl, wn, imp, crit, w_total):
+    """:func:`impurity_improvement` of a two-way split from the node's statistics
+    ``nstats`` (weight ``wn``, impurity ``imp``) and the left child's ``left`` (weight
+    ``wl``); the right child's, the node's minus the left's, are written to ``right``
+    (which may be ``left`` itself: it is read first). Every splitter computes it this way,
+    so that a split of zero improvement rounds the same way in all of them."""
+    imp_l = node_impurity(left, wl, crit)
+    for q in range(nstats.shape[0]):
+        right[q] = nstats[q] - left[q]
+    wr = wn - wl
+    return impurity_improvement(w_total, wn, imp, wl, imp_l, wr, node_impurity(right, wr, crit))
+
+
+@tiny
 def midpoint(a, b):
     """Threshold between the float32 neighbours ``a < b``: their float64 midpoint, or ``a``
     where rounding would reach ``b`` or overflow (scikit-learn's rule, so thresholds equal

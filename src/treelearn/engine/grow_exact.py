@@ -38,8 +38,8 @@ from .builder import (
     no_slots,
     nothing_to_release,
 )
-from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
-from .criteria import impurity_improvement, node_impurity
+from .config import EPSILON, FEATURE_THRESHOLD, if_present, njit, noref, tiny
+from .criteria import node_impurity, two_way_decrease
 from .exact import (
     fractional_shares,
     mark_branches,
@@ -210,7 +210,6 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     k = int(best[lvl.R_NB])
     mb = int(best[lvl.R_MB])
     thr = best[lvl.R_THR] if kind == lvl.KIND_NUMERIC else -2.0
-    S = nstats.shape[0]
     n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
     nm = tail_missing(V, f, lo, hi)
     routed = iparams[nd.P_MODE] == lvl.MISSING_M5
@@ -254,14 +253,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     if (levels is None and extras is None and absolute is None) or (
             kind == lvl.KIND_NUMERIC and not fractional and absolute is None
             and not (routed and nm > 0)):
-        wl = best[lvl.R_WLEFT]
-        wr = wn - wl
-        for q in range(S):
-            cstats[q] = nstats[q] - best_left[q]
-        imp_l = node_impurity(best_left, wl, crit)
-        imp_r = node_impurity(cstats, wr, crit)
-        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
-                                           imp_r)
+        improvement = two_way_decrease(nstats, best_left, cstats, best[lvl.R_WLEFT], wn, imp,
+                                       crit, fparams[nd.P_TOTAL_WEIGHT])
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
@@ -298,20 +291,6 @@ def _grow_lists(V, I, C, R, W, need):
     return V2, I2, _widen_opt(C, cap), _widen_opt(R, cap), _widen_opt(W, cap)
 
 
-def _widen_opt(a, cap):  # pragma: no cover - replaced by the overload below in kernels
-    return None if a is None else _widen(a, cap)
-
-
-@overload(_widen_opt)
-def _widen_opt_impl(a, cap):
-    # Typed per argument: an absent list stays ``None`` (not Optional), so the grower keeps
-    # one signature; ``None if a is None else ...`` in a kernel would make every list
-    # Optional and compile the whole search chain a second time.
-    if isinstance(a, types.NoneType):
-        return lambda a, cap: None
-    return lambda a, cap: _widen(a, cap)
-
-
 @njit
 def _widen(a, cap):
     out = np.empty((a.shape[0], cap), dtype=a.dtype)
@@ -319,6 +298,9 @@ def _widen(a, cap):
         for i in range(a.shape[1]):
             out[f, i] = a[f, i]
     return out
+
+
+_widen_opt = if_present(_widen)
 
 
 @njit

@@ -41,8 +41,8 @@ from . import levels as lvl
 from . import nodes as nd
 from .abserr import abs_rows, search_rows_abs
 from .builder import NEED_ARENA, layout
-from .config import EPSILON, PARALLEL_MIN_WORK, driver, njit, noref, tiny
-from .criteria import impurity_improvement, node_impurity
+from .config import EPSILON, PARALLEL_MIN_WORK, driver, if_present, njit, noref, tiny
+from .criteria import node_impurity, two_way_decrease
 from .hist import (
     clear_bins,
     clear_rows,
@@ -431,15 +431,9 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     # splits use the exact splitter's formula and its right = parent - left, so that a
     # split of zero improvement rounds the same way in both splitters.
     if k == 2 and n_all == 0 and absolute is None:
-        nstats = work.nstats
         wl = rows_stats(Cd, Rd, Wd, kid_lo[0], kid_hi[0], cstats)
-        imp_l = node_impurity(cstats, wl, crit)
-        for q in range(cstats.shape[0]):
-            cstats[q] = nstats[q] - cstats[q]
-        wr = wn - wl
-        imp_r = node_impurity(cstats, wr, crit)
-        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
-                                           imp_r)
+        improvement = two_way_decrease(work.nstats, cstats, cstats, wl, wn, imp, crit,
+                                       fparams[nd.P_TOTAL_WEIGHT])
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
@@ -487,19 +481,6 @@ def _grow_bufs(B0, B1, C0, C1, R0, R1, W0, W1, need):
     return (nB0, nB1, nC0, nC1, nR0, nR1, nW0, nW1, nB0.view(np.uint64), nB1.view(np.uint64))
 
 
-def _rows1_opt(a, cap):  # pragma: no cover - replaced by the overload below in kernels
-    return None if a is None else _rows1(a, cap)
-
-
-@overload(_rows1_opt)
-def _rows1_opt_impl(a, cap):
-    # An absent buffer stays ``None`` rather than becoming Optional, which would compile the
-    # node loop a second time (see ``grow_exact._widen_opt``).
-    if isinstance(a, types.NoneType):
-        return lambda a, cap: None
-    return lambda a, cap: _rows1(a, cap)
-
-
 @njit
 def _rows2(a, cap):
     out = np.empty((cap, a.shape[1]), dtype=a.dtype)
@@ -515,6 +496,9 @@ def _rows1(a, cap):
     for i in range(a.shape[0]):
         out[i] = a[i]
     return out
+
+
+_rows1_opt = if_present(_rows1)
 
 
 @njit

@@ -413,9 +413,10 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
     out[3] = tries
 
 
-@noref
-def _sides_score(st, ws, iw, E, crit, pimp, real, c45, mw):
-    """Score of the two-way split given by ``iw[I_SIDE, :E]`` (0 left, 1 right)."""
+@tiny
+def _side_sums(st, ws, iw, E):
+    """The statistics (rows ``SR_PAIR``, ``SR_PAIR + 1``) and weights (``ws[W_PW][:2]``,
+    returned) of the two sides of the split in ``iw[I_SIDE, :E]`` (0 left, 1 right)."""
     S = st.shape[1]
     side = iw[I_SIDE]
     pw = ws[W_PW]
@@ -427,6 +428,13 @@ def _sides_score(st, ws, iw, E, crit, pimp, real, c45, mw):
         for s in range(S):
             st[SR_PAIR + side[e], s] += st[SR_ENTRIES + e, s]
         pw[side[e]] += ws[W_UW, e]
+    return pw
+
+
+@noref
+def _sides_score(st, ws, iw, E, crit, pimp, real, c45, mw):
+    """Score of the two-way split given by ``iw[I_SIDE, :E]`` (0 left, 1 right)."""
+    pw = _side_sums(st, ws, iw, E)
     if c45:
         return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
     if real:
@@ -752,17 +760,7 @@ def _impute_entry(ws, u, categorical):
 def _real_two(st, ws, iw, E, crit, pimp, c45, mw_c45, learn_missing, ml, mw, out):
     """Real score, gain and split information of the binary split in ``iw[I_SIDE, :E]``
     (plus the missing rows on side ``0 if ml else 1`` under "learn")."""
-    S = st.shape[1]
-    side = iw[I_SIDE]
-    pw = ws[W_PW]
-    _zero_row(st, SR_PAIR)
-    _zero_row(st, SR_PAIR + 1)
-    pw[0] = 0.0
-    pw[1] = 0.0
-    for e in range(E):
-        for s in range(S):
-            st[SR_PAIR + side[e], s] += st[SR_ENTRIES + e, s]
-        pw[side[e]] += ws[W_UW, e]
+    pw = _side_sums(st, ws, iw, E)
     if learn_missing:
         m = 0 if ml else 1
         _add_row(st, SR_PAIR + m, SR_MISS)
@@ -787,6 +785,18 @@ def _real_pair(st, ws, crit, pimp, c45, mw_c45, out):
         out[R_REAL] = real_score(pair, pw, np.int64(2), crit, pimp)
 
 
+@tiny
+def _left_prefix(iw, E, j):
+    """Sides (``iw[I_SIDE, :E]``) of the cut after position ``j`` of the order
+    ``iw[I_ORDER]``: its first ``j + 1`` entries left (0), the others right (1)."""
+    side = iw[I_SIDE]
+    order = iw[I_ORDER]
+    for e in range(E):
+        side[e] = 1
+    for q in range(j + 1):
+        side[order[q]] = 0
+
+
 @noref
 def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_leaf,
                    min_wleaf, need_real, smooth, out):
@@ -808,12 +818,7 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
         scan_order(st, ws, iw, E, mw_c45, np.int64(0), np.bool_(False), crit, pimp, min_leaf,
                    min_wleaf, c45, res, np.bool_(True))
         sc = res[0]
-        j = int(res[1])
-        order = iw[I_ORDER]
-        for e in range(E):
-            side[e] = 1
-        for q in range(j + 1):
-            side[order[q]] = 0
+        _left_prefix(iw, E, int(res[1]))
     elif E <= EXHAUSTIVE_MAX_LEVELS:
         sc = _subset_exhaustive(st, ws, iw, E, crit, pimp, min_leaf, min_wleaf, c45, mw_c45)
     else:
@@ -824,12 +829,7 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
                        min_leaf, min_wleaf, c45, res, np.bool_(True))
             if res[0] > sc:
                 sc = res[0]
-                j = int(res[1])
-                order = iw[I_ORDER]
-                for e in range(E):
-                    side[e] = 1
-                for q in range(j + 1):
-                    side[order[q]] = 0
+                _left_prefix(iw, E, int(res[1]))
     if sc == -np.inf:
         return False
     mb = -1 if c45 else -2

@@ -30,7 +30,7 @@ import numpy as np
 from . import levels as lvl
 from . import nodes as nd
 from .config import EPSILON, njit
-from .criteria import impurity_improvement, node_impurity
+from .criteria import node_impurity, two_way_decrease
 from .grow_hist import search_node_hist
 from .hist import (
     branch_of_bin,
@@ -176,13 +176,8 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
                 weighted, cstats, cw, cn)
     # weighted impurity decrease, scikit-learn's definition (two-way: right = parent - left)
     if k == 2:
-        for q in range(S):
-            cstats[1, q] = nstats[q] - cstats[0, q]
-        wl = cw[0]
-        wr = wn - wl
-        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl,
-                                           node_impurity(cstats[0], wl, crit), wr,
-                                           node_impurity(cstats[1], wr, crit))
+        improvement = two_way_decrease(nstats, cstats[0], cstats[1], cw[0], wn, imp, crit,
+                                       fparams[nd.P_TOTAL_WEIGHT])
     else:
         dec = imp
         for b in range(k - 1, -1, -1):

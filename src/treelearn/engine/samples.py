@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import levels as lvl
 from . import nodes as nd
 from .config import EPSILON, njit
-from .criteria import SQUARED_ERROR, impurity_improvement, node_impurity
+from .criteria import SQUARED_ERROR, two_way_decrease
 from .nodes import store_split, store_values
 
 
@@ -50,17 +50,9 @@ def open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats):
 def two_way_improvement(work, wn, imp, crit, fparams):
     """The weighted impurity decrease (scikit-learn's definition) of the best split in
     ``work`` (its left statistics from the scan, the right ones the node's minus them)."""
-    nstats = work.nstats
-    best = work.best
-    best_left = work.best_left
-    right = work.st[1]  # the stats workspace's second row: the statistics' width
-    wl = best[lvl.R_WLEFT]
-    wr = wn - wl
-    for k in range(nstats.shape[0]):
-        right[k] = nstats[k] - best_left[k]
-    imp_l = node_impurity(best_left, wl, crit)
-    imp_r = node_impurity(right, wr, crit)
-    return impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr, imp_r)
+    # the right child's statistics in the stats workspace's second row (the statistics' width)
+    return two_way_decrease(work.nstats, work.best_left, work.st[1], work.best[lvl.R_WLEFT], wn,
+                            imp, crit, fparams[nd.P_TOTAL_WEIGHT])
 
 
 @njit
