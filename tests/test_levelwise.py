@@ -99,8 +99,11 @@ def test_partition_histograms_sum_rows(seed, n, p, n_classes, weighted):
 
 def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
     """One node of all the rows searched from its histogram or from its rows."""
-    (lay, edges, cfg, costs, crit, ip, fp, classification, weighted, n_stats, n_values,
-     width) = cfg_all
+    lay, edges, cfg, costs, crit = (cfg_all.lay, cfg_all.edges, cfg_all.cfg, cfg_all.costs,
+                                    cfg_all.crit)
+    ip, fp, classification, weighted = (cfg_all.iparams, cfg_all.fparams,
+                                        cfg_all.classification, cfg_all.weighted)
+    n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     p = len(lay[1])
     n = B.shape[0]
     work = _work(0, p, n_stats, width, 1, False, hist=True)
@@ -178,7 +181,7 @@ def twin_partition(B, lo, hi, splits, fmaps, lay):
 def test_partition_level_moves_rows_to_their_children(seed, n, p, weighted):
     rng = np.random.default_rng(seed)
     B, C, R, W, lay, cfg_all, _ = _problem(seed, n, p, 2, weighted, None)
-    width = cfg_all[-1]
+    width = cfg_all.width
     cut = int(rng.integers(0, n + 1))
     lo = np.array([0, cut], dtype=np.int64)
     hi = np.array([cut, n], dtype=np.int64)

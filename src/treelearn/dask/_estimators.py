@@ -24,6 +24,7 @@ from ..engine.counter_random import poisson_counts
 from ..engine.fit import GrowParams, category_search, fit_extras
 from ..engine.levels import MISSING_LEARN
 from ..engine.search import Config
+from ._grow import LevelConfig
 from ._loop import _Book, _wait, grow_trees
 
 #: Values of a feature kept per partition for the bin edges when it has more distinct values
@@ -227,8 +228,8 @@ def _prepare_forest(X, y, w, binner, classes, is_cat, n_levels, lookups, seeds, 
 def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarray,
                  n_levels: np.ndarray, weighted: bool, total_w: float,
                  min_impurity_decrease: float) -> tuple:
-    """What every task of the level loop reads: ``cfg_all`` (the table layout, bin edges,
-    categorical settings, criterion, stopping rules and search scratch sizes), the columns
+    """What every task of the level loop reads: ``cfg_all`` (a
+    :data:`~treelearn.dask._grow.LevelConfig`), the columns
     of a histogram, the bytes of a row sent for a small node, and the number of classes
     (1: regression). ``classes`` None: regression."""
     classification = classes is not None
@@ -251,8 +252,9 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
     cfg = Config(is_cat=is_cat, n_search=nbins.astype(np.int64),
                  n_levels=np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64),
                  category=category_search(is_cat), extras=fit_extras(prm))
-    cfg_all = (lay, binner._table, cfg, np.ones(p), crit, ip, fp, classification, weighted,
-               n_stats, n_values, width)
+    cfg_all = LevelConfig(lay=lay, edges=binner._table, cfg=cfg, costs=np.ones(p), crit=crit,
+                          iparams=ip, fparams=fp, classification=classification,
+                          weighted=weighted, n_stats=n_stats, n_values=n_values, width=width)
     n_cols = (n_stats if classification else 3) + int(weighted)
     # a row of a small node as sent: bins, its index, class code or target, weight
     row_bytes = one.shape[1] + 4 + (4 if classification else 8) + (8 if weighted else 0)

@@ -22,6 +22,8 @@ result from its lineage. Per level:
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..engine.criteria import node_impurity
@@ -136,6 +138,17 @@ def _empty_bufs(classification: bool, weighted: bool):
     return (b, b, c, c, r, r, w, w, v, v)
 
 
+#: What every task of the level loop reads (:func:`treelearn.dask._estimators.level_config`):
+#: the table layout ``lay`` and bin ``edges``, the search's settings ``cfg``
+#: (:data:`treelearn.engine.search.Config`), feature ``costs``, the criterion ``crit``, the
+#: stopping rules ``iparams``/``fparams``, the histogram's kind (``classification``,
+#: ``weighted``) and the widths of the statistics, the values and a split (``n_stats``,
+#: ``n_values``, ``width``).
+LevelConfig = namedtuple("LevelConfig", ("lay", "edges", "cfg", "costs", "crit", "iparams",
+                                         "fparams", "classification", "weighted", "n_stats",
+                                         "n_values", "width"))
+
+
 def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_all, n_cols,
                  *prev_full):
     """A group of a level's open nodes: full histograms, values and splits.
@@ -155,8 +168,10 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     node, so that grouping and partitioning do not change the draw). Returns
     ``(records, full)``: the records ``(res, values, fmaps, cstats, cw, cn, perms)`` and the
     full histograms."""
-    (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
-     n_values, width) = cfg_all
+    lay, edges, cfg, costs = cfg_all.lay, cfg_all.edges, cfg_all.cfg, cfg_all.costs
+    crit, iparams, fparams = cfg_all.crit, cfg_all.iparams, cfg_all.fparams
+    classification, weighted = cfg_all.classification, cfg_all.weighted
+    n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     m = len(plan)
     btot = int(lay[0][-1])
     sources = {sb for _, _, sibs in plan for sb in sibs}

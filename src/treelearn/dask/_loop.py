@@ -249,8 +249,8 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
     together, are processed in groups whose histograms take at most ``budget`` bytes (one
     node at least); the client waits once per level, and once before the first for the
     states' places. ``row_bytes``: what a row of a small node costs to send."""
-    (lay, edges, cfg, costs, crit, iparams, fparams, classification, weighted, n_stats,
-     n_values, width) = cfg_all
+    lay, crit, iparams = cfg_all.lay, cfg_all.crit, cfg_all.iparams
+    classification, n_values, width = cfg_all.classification, cfg_all.n_values, cfg_all.width
     node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
     prev_fulls: list = []  # the previous level's full histograms, one future per group
     depth_now = 0
