@@ -250,7 +250,6 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
     nbins = lay[1]
     width = int(max(int(nbins.max()), 2)) + 2
     cfg = Config(is_cat=is_cat, n_search=nbins.astype(np.int64),
-                 n_levels=np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64),
                  category=category_search(is_cat), extras=fit_extras(prm))
     cfg_all = LevelConfig(lay=lay, edges=binner._table, cfg=cfg, costs=np.ones(p), crit=crit,
                           iparams=ip, fparams=fp, classification=classification,

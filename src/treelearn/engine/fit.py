@@ -344,7 +344,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     data = (sval, sidx, C, R, W)
     n_codes = np.maximum(n_levels.astype(np.int64), 1)
     width = int(max(int(n_codes.max()) if p else 1, 2)) + 2
-    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_codes, n_levels=n_codes,
+    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_codes,
                  category=category_search(is_cat), extras=fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     kmax = width + 1
@@ -454,7 +454,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
     n_search = nbins.astype(np.int64)
     levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
-    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_search, n_levels=levels,
+    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_search,
                  category=category_search(is_cat), extras=fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax

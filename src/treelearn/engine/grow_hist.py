@@ -352,7 +352,7 @@ def _keep_best(X, cfg, work, f):
     """The feature's split (``out``) kept as the node's best (the children's statistics
     come from the histogram: no left statistics kept)."""
     keep_best(work.best, work.out, f, work.best_left, work.st, np.int64(0), work.best_map,
-              work.fmap, X[4][1][f])
+              work.fmap, cfg.n_search[f])
 
 
 #: The node search over histograms (:mod:`treelearn.engine.search`); its ``X``: see
@@ -827,8 +827,7 @@ def later_kernels(values: dict) -> list[tuple]:
     from .builder import later_kernels as builder_kernels
 
     values = fields(values)
-    cfg = values["cfg"]
-    values |= {"n_levels": cfg.n_levels, "extras": cfg.extras, "bufs": values["data"]}
+    values |= {"extras": values["cfg"].extras, "bufs": values["data"]}
     # first the feature search's scans (absolute error searches the rows instead)
     kernels = _search_kernels(values) if values["absolute"] is None else []
     # a node's split on one thread (the serial path's, also in a fit with threads)

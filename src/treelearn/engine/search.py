@@ -69,11 +69,11 @@ Work = namedtuple("Work", ("st", "ws", "iw", "nstats", "fmap", "best_map", "out"
                            "ajs", "order", "mask"))
 
 #: A layout's settings per feature: ``is_cat``; ``n_search``, the values a feature's search
-#: scans (category codes; bins for histograms); ``n_levels``, a categorical feature's levels
-#: (1 for the others); ``category``, the category search's settings or None when no column
-#: is categorical; ``extras``, :func:`treelearn.engine.fit.fit_extras` (None: no node-level
-#: rule, cost, fractional case or M5 routing; their code is then not compiled).
-Config = namedtuple("Config", ("is_cat", "n_search", "n_levels", "category", "extras"))
+#: scans (category codes; bins for histograms); ``category``, the category search's settings
+#: or None when no column is categorical; ``extras``,
+#: :func:`treelearn.engine.fit.fit_extras` (None: no node-level rule, cost, fractional case
+#: or M5 routing; their code is then not compiled).
+Config = namedtuple("Config", ("is_cat", "n_search", "category", "extras"))
 
 
 @noref
@@ -164,7 +164,9 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     gain is at least the average; with ``selection="test"`` the smallest p-value
     (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
     ``extras`` (:func:`treelearn.engine.fit.fit_extras`) None: none of these rules or costs,
-    and their code is not compiled.
+    and their code is not compiled. It is an argument of its own, though ``cfg.extras``
+    holds the same value, because Numba drops a branch on ``x is None`` at compile time only
+    when ``x`` is an argument typed None, not a field of a tuple.
     """
     out = work.out
     fres = work.fres
