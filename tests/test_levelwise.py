@@ -16,6 +16,7 @@ from treelearn.dask._grow import _empty_bufs
 from treelearn.engine.binning import table_layout
 from treelearn.engine.counter_random import node_seeds
 from treelearn.engine.fit import _work
+from treelearn.engine.hist import RowBuffers
 from treelearn.engine.levelwise import (
     L_FOUND,
     N_L,
@@ -104,7 +105,7 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
     ip, fp, classification, weighted = (cfg_all.iparams, cfg_all.fparams,
                                         cfg_all.classification, cfg_all.weighted)
     n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
-    p = len(lay[1])
+    p = len(lay.nbins)
     n = B.shape[0]
     work = _work(0, p, n_stats, width, 1, False, hist=True)
     work.perm[:] = perm0
@@ -122,7 +123,7 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
     else:
         V = B.view(np.uint64)
         scratch = np.zeros((int(lay[0][-1]), n_cols))
-        split_node_rows((B, B, C, C, R, R, W, W, V, V), 0, n, scratch, np.int64(0),
+        split_node_rows(RowBuffers(B, B, C, C, R, R, W, W, V, V), 0, n, scratch, np.int64(0),
                         np.int64(0), lay, edges, cfg, costs, crit, ip, fp, work,
                         classification, weighted, res, fmap, values, cstats, cw, cn)
         assert not scratch.any()  # left clean for the next node

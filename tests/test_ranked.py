@@ -37,7 +37,7 @@ def _sort_case(keys, with_c, with_r, with_w, seed):
     m = keys.shape[0]
     rng = np.random.default_rng(seed)
     buf = R.ranked_buffers(max(m, 1), with_c, with_w)
-    k, tk, _, bC, tC, bR, tR, bW, tW = buf[:9]
+    k, tk, bC, tC, bR, tR, bW, tW = buf.keys, buf.tk, buf.bC, buf.tC, buf.bR, buf.tR, buf.bW, buf.tW
     if with_r:  # a regressor's buffers: targets instead of class codes
         bR, tR = np.empty((1, max(m, 1))), np.empty((1, max(m, 1)))
     c = rng.integers(0, 5, m).astype(np.int32)
@@ -46,7 +46,7 @@ def _sort_case(keys, with_c, with_r, with_w, seed):
     nC = c if bC is not None else None
     nR = r if with_r else None
     nW = x if bW is not None else None
-    cnt = buf[12]
+    cnt = buf.cnt
     ranks = keys.reshape(1, m)
     samples = rng.permutation(m).astype(np.int32)  # the node's rows in any order
     kmin, kmax, nm = R._gather(ranks, 0, samples, 0, m, -1, k, nC[samples] if nC is not None

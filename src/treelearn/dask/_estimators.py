@@ -247,7 +247,7 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
     ip, fp = prm.arrays(total_w)
     one, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
                                   n_levels)
-    nbins = lay[1]
+    nbins = lay.nbins
     width = int(max(int(nbins.max()), 2)) + 2
     cfg = Config(is_cat=is_cat, n_search=nbins.astype(np.int64),
                  category=category_search(is_cat), extras=fit_extras(prm))

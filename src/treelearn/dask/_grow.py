@@ -28,6 +28,7 @@ import numpy as np
 
 from ..engine.criteria import node_impurity
 from ..engine.fit import _work
+from ..engine.hist import RowBuffers
 from ..engine.levels import KIND_NUMERIC
 from ..engine.levelwise import (
     L_FEATURE,
@@ -135,7 +136,7 @@ def _empty_bufs(classification: bool, weighted: bool):
     r = None if classification else np.zeros(0)
     w = np.zeros(0) if weighted else None
     v = b.view(np.uint64)
-    return (b, b, c, c, r, r, w, w, v, v)
+    return RowBuffers(b, b, c, c, r, r, w, w, v, v)
 
 
 #: What every task of the level loop reads (:func:`treelearn.dask._estimators.level_config`):
@@ -173,7 +174,7 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     classification, weighted = cfg_all.classification, cfg_all.weighted
     n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     m = len(plan)
-    btot = int(lay[0][-1])
+    btot = int(lay.hoff[-1])
     sources = {sb for _, _, sibs in plan for sb in sibs}
     # a small built node that no sibling subtracts is searched from its rows, without a full
     # histogram; the others get one (built, or the parent's minus the built siblings')
@@ -193,13 +194,13 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
             for sb in sibs:
                 full[at[j]] -= built[sb]
     del built
-    p = len(lay[1])
+    p = len(lay.nbins)
     work = _work(0, p, n_stats, width, 1, False, hist=True)
     bufs = _empty_bufs(classification, weighted)
     if rows is not None:
         (Bs, Cs, Rs, Ws), lo, hi = rows
         Vs = Bs.view(np.uint64)
-        row_bufs = (Bs, Bs, Cs, Cs, Rs, Rs, Ws, Ws, Vs, Vs)
+        row_bufs = RowBuffers(Bs, Bs, Cs, Cs, Rs, Rs, Ws, Ws, Vs, Vs)
         scratch = np.zeros((btot, n_cols))
     kmax = width
     res = np.zeros((m, N_L))
@@ -230,7 +231,7 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     found = res[:, L_FOUND] > 0
     k_used = max(2, int(res[found, L_NB].max())) if found.any() else 2
     cat = found & (res[:, L_KIND] != KIND_NUMERIC)
-    f_used = int(lay[1][res[cat, L_FEATURE].astype(np.int64)].max()) if cat.any() else 0
+    f_used = int(lay.nbins[res[cat, L_FEATURE].astype(np.int64)].max()) if cat.any() else 0
     return (res, values, fmaps[:, :f_used], cstats[:, :k_used], cw[:, :k_used],
             cn[:, :k_used], out_perms.astype(np.int32)), full
 

@@ -251,7 +251,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
     states' places. ``row_bytes``: what a row of a small node costs to send."""
     lay, crit, iparams = cfg_all.lay, cfg_all.crit, cfg_all.iparams
     classification, n_values, width = cfg_all.classification, cfg_all.n_values, cfg_all.width
-    node_bytes = int(lay[0][-1]) * n_cols * 8  # one node's histogram
+    node_bytes = int(lay.hoff[-1]) * n_cols * 8  # one node's histogram
     prev_fulls: list = []  # the previous level's full histograms, one future per group
     depth_now = 0
     if LEVEL_HOOK is not None:  # tests: level -1, the partitions being read and binned

@@ -24,6 +24,7 @@ sequentially, one cache line holding a whole row of 28 features.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from numbers import Integral
 
 import numpy as np
@@ -386,9 +387,16 @@ def table_bins(X, edges, is_cat, fcol, fwide, nbins, luts, lutoff, out):
                     out[i, c + 1] = np.uint8(b >> 8)
 
 
+#: Where each feature's bins are: ``hoff[f]``, its first bin in a node's histogram (its
+#: ``nbins[f]`` value bins, then its missing bin); ``fcol[f]``, its first byte in a row of the
+#: bin matrix; ``fwide[f]``, 1 when it takes two bytes (more than 255 bins).
+BinLayout = namedtuple("BinLayout", ("hoff", "nbins", "fcol", "fwide"))
+
+
 def table_layout(X: np.ndarray, binner: Binner, is_cat: np.ndarray, n_levels: np.ndarray):
     """Bin matrix and layout of the histogram splitter for a table (see
-    :mod:`treelearn.engine.hist`): returns ``(bins, (hoff, nbins, fcol, fwide), luts, lutoff)``.
+    :mod:`treelearn.engine.hist`): returns ``(bins, layout, luts, lutoff)``, ``layout`` a
+    :data:`BinLayout`.
 
     Numeric features get the binner's bins; a categorical feature with ``L`` levels gets one
     bin per level (two bytes when ``L > 255``; beyond :data:`MAX_LEVEL_BINS` - 1 levels the
@@ -436,4 +444,4 @@ def table_layout(X: np.ndarray, binner: Binner, is_cat: np.ndarray, n_levels: np
     table_bins(np.ascontiguousarray(X, dtype=X_DTYPE), binner._table.ravel(),
                is_cat.astype(np.bool_), fcol, fwide, nbins, flat_luts.astype(np.int64), lutoff,
                bins)
-    return bins, (hoff, nbins, fcol, fwide), flat_luts.astype(np.int64), lutoff
+    return bins, BinLayout(hoff, nbins, fcol, fwide), flat_luts.astype(np.int64), lutoff

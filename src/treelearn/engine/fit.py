@@ -410,6 +410,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
 
     from .grow_hist import HIST_POOL_BYTES, Hist
     from .grow_hist import later_kernels as later_hist_kernels
+    from .hist import RowBuffers
 
     bins, lay, luts, lutoff, edges = binned
     n = bins.shape[0]
@@ -425,10 +426,10 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
     W0 = np.ascontiguousarray(w, dtype=np.float64).copy() if weighted else None
     B1 = np.empty_like(bins)
-    bufs = (bins, B1, C0, None if C0 is None else np.empty_like(C0), R0,
-            None if R0 is None else np.empty_like(R0), W0,
-            None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
-            B1.view(np.uint64))
+    bufs = RowBuffers(bins, B1, C0, None if C0 is None else np.empty_like(C0), R0,
+                      None if R0 is None else np.empty_like(R0), W0,
+                      None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
+                      B1.view(np.uint64))
     # sums of squares: for SDR's standard deviations, and for the scores that need a node's
     # variance (costs, tests, C4.5's choices)
     need_sq = is_reg and (prm.crit == SDR or prm.cost_mode != 0 or prm.selection != 0
@@ -541,13 +542,13 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     positive weight) of ``ranked = (ranks, values, offsets, nan_rank)``
     (:func:`~treelearn.engine.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
     by row id."""
-    from .ranked import Ranked, ranked_buffers
+    from .ranked import Ranked, RankedData, ranked_buffers
     from .ranked import later_kernels as later_ranked_kernels
 
     p = ranked[0].shape[0]
     n = samples.shape[0]
     weighted = not bool(np.all(w[samples] == 1.0))
-    data = tuple(ranked) + ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted)
+    data = RankedData(*ranked, *ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted))
     tgt = _targets(ycls, yreg, w)
     work = _work(n, p, prm.n_stats, 4, prm.seed, False)
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s

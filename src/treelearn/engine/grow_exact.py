@@ -117,7 +117,7 @@ def _levels_opt_impl(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, cri
 def _random_cut(data, f, lo, hi, rng):
     """scikit-learn's random splitter: the constant check, then one threshold drawn
     (``(usable, threshold)``)."""
-    V = data[0]
+    V = data[0]  # data = (V, I, C, R, W), the presorted lists
     hk = hi - tail_missing(V, f, lo, hi)
     if hk == lo or V[f, hk - 1] <= V[f, lo] + FEATURE_THRESHOLD:
         return False, np.nan

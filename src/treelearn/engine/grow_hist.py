@@ -44,6 +44,7 @@ from .builder import NEED_ARENA, layout
 from .config import EPSILON, PARALLEL_MIN_WORK, driver, if_present, njit, noref, tiny
 from .criteria import node_impurity, two_way_decrease
 from .hist import (
+    RowBuffers,
     clear_bins,
     clear_rows,
     hist_feature_rows,
@@ -135,10 +136,9 @@ def _side(bufs, d):
     Numba keeps one compiled version per argument types whatever the caller's flags, and the
     same node kernels run both with reference counting (large nodes, whose threaded kernels
     allocate) and without (:func:`_process_serial`)."""
-    B0, B1, C0, C1, R0, R1, W0, W1, V0, V1 = bufs
     if d == 0:
-        return B0, C0, R0, W0, V0
-    return B1, C1, R1, W1, V1
+        return bufs.B0, bufs.C0, bufs.R0, bufs.W0, bufs.V0
+    return bufs.B1, bufs.C1, bufs.R1, bufs.W1, bufs.V1
 
 
 @njit
@@ -467,18 +467,16 @@ def _move_parallel(Vs, Vd, Cs, Cd, Rs, Rd, Ws, Wd, lo, hi, bmark, counts, k, tco
 
 
 @njit
-def _grow_bufs(B0, B1, C0, C1, R0, R1, W0, W1, need):
-    """The row buffers with room for ``need`` rows (the arena of fractional splits)."""
-    cap = max(need, 2 * B0.shape[0])
-    nB0 = _rows2(B0, cap)
-    nB1 = _rows2(B1, cap)
-    nC0 = _rows1_opt(C0, cap)
-    nC1 = _rows1_opt(C1, cap)
-    nR0 = _rows1_opt(R0, cap)
-    nR1 = _rows1_opt(R1, cap)
-    nW0 = _rows1_opt(W0, cap)
-    nW1 = _rows1_opt(W1, cap)
-    return (nB0, nB1, nC0, nC1, nR0, nR1, nW0, nW1, nB0.view(np.uint64), nB1.view(np.uint64))
+def _grow_bufs(bufs, need):
+    """The row buffers (:data:`~treelearn.engine.hist.RowBuffers`) with room for ``need``
+    rows (the arena of fractional splits)."""
+    cap = max(need, 2 * bufs.B0.shape[0])
+    nB0 = _rows2(bufs.B0, cap)
+    nB1 = _rows2(bufs.B1, cap)
+    return RowBuffers(nB0, nB1, _rows1_opt(bufs.C0, cap), _rows1_opt(bufs.C1, cap),
+                      _rows1_opt(bufs.R0, cap), _rows1_opt(bufs.R1, cap),
+                      _rows1_opt(bufs.W0, cap), _rows1_opt(bufs.W1, cap),
+                      nB0.view(np.uint64), nB1.view(np.uint64))
 
 
 @njit
@@ -514,7 +512,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         _release(free, nfree, slot)
         return 0, nconst, arena_top, -1
-    hoff = lay[0]
+    hoff = lay.hoff
     p = hoff.shape[0] - 1
     clean = pool.shape[0] - 1
     n_small = False
@@ -599,8 +597,7 @@ def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fp
     fractional split then): the test prunes the rest at compile time."""
     if extras is None:
         return bufs, np.int64(0), arena_top, slot
-    bufs = _grow_bufs(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7],
-                      gs[nd.G_NEED])
+    bufs = _grow_bufs(bufs, gs[nd.G_NEED])
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, nd.T_WEIGHT],
                               tf[node, nd.T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
                               kid_lo, kid_hi, absolute, tcounts, extras)
@@ -800,10 +797,9 @@ def _search_kernels(values: dict) -> list[tuple]:
     statistics and histograms), time enough for a background process to cache them."""
     work = values["work"]
     bufs = values["bufs"]
-    given = values | {
-        "hist": values["pool"][0], "hoff": values["lay"][0], "nbins": values["lay"][1],
-        "fcol": values["lay"][2], "fwide": values["lay"][3], "B": bufs[0], "C": bufs[2],
-        "R": bufs[4], "W": bufs[6]} | work._asdict() | {
+    given = values | values["lay"]._asdict() | {
+        "hist": values["pool"][0], "B": bufs.B0, "C": bufs.C0,
+        "R": bufs.R0, "W": bufs.W0} | work._asdict() | {
         "need_real": np.bool_(False), "categorical": np.bool_(False),
         "multiway": np.bool_(False)}
     summary = search_summary_numeric if values["cfg"].category is None else search_summary

@@ -28,14 +28,20 @@ searches: bins present, in increasing order, and the missing bin apart.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from . import levels as lvl
 from .config import noref, pjit, prange, tiny
 from .criteria import proxy_two, split_proxy
 
-# Slots of a fit's histogram layout ``lay`` (int64): per feature, its first histogram row,
-# number of value bins, first column in the bin matrix and width (1 or 2 bytes).
+#: The two row buffers of a fit (a node's rows are in the buffer of its depth's parity):
+#: bins ``B0``/``B1``, class codes ``C``, targets ``R`` and weights ``W`` (None where the fit
+#: has none), and each bin matrix seen as uint64 words ``V`` (a row moves as a few words).
+#: Where each feature's bins are: :data:`treelearn.engine.binning.BinLayout`.
+RowBuffers = namedtuple("RowBuffers", ("B0", "B1", "C0", "C1", "R0", "R1", "W0", "W1", "V0",
+                                       "V1"))
 
 
 @noref

@@ -210,7 +210,7 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
     stopping rules, and the best split (``res``, ``fmap_out``) with its children's statistics
     in ``cstats``, ``cw``, ``cn``. ``bufs`` are the local grower's row buffers, empty: the
     search reads histograms only."""
-    hoff = lay[0]
+    hoff = lay.hoff
     nstats = work.nstats
     wn, n = hist_node_stats(hist, hoff, nstats.shape[0], classification, weighted, nstats)
     imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
@@ -235,7 +235,7 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
     ``scratch``, zero before and after, and searched). The same split as :func:`split_node`
     on the rows' histogram, with statistics summed row by row."""
     hoff, nbins, fcol, fwide = lay
-    B, _, C, _, R, _, W, _, _, _ = bufs
+    B, C, R, W = bufs.B0, bufs.C0, bufs.R0, bufs.W0
     nstats = work.nstats
     wn, n = rows_node_stats(C, R, W, lo, hi, nstats.shape[0], nstats)
     imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,

@@ -46,6 +46,8 @@ selection.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from . import levels as lvl
@@ -101,11 +103,23 @@ def rank_columns(sval, sidx):
     return ranks, values, offsets, nan_rank
 
 
-def ranked_buffers(n: int, classification: bool, weighted: bool) -> tuple:
-    """The per-tree scratch of a node's sort and search, for nodes of up to ``n`` rows:
-    ``(keys, keys', V, C, C', R, R', W, W', node C, node R, node W, buckets, tmp)``; the
-    payload a fit does not have (targets of a classifier, class codes of a regressor, unit
-    weights) is None."""
+#: A tree's scratch for sorting and searching a node (:func:`ranked_buffers`): the node's
+#: ranks ``keys`` (and ``tk``, the radix sort's other side), its sorted values ``bV``, class
+#: codes ``bC``/``tC``, targets ``bR``/``tR`` and weights ``bW``/``tW`` in a feature's order,
+#: the same in sample order ``nC``/``nR``/``nW``, the radix buckets ``cnt`` (the packed keys
+#: of an insertion sort) and the partition's ``tmp``.
+SortBuffers = namedtuple("SortBuffers", ("keys", "tk", "bV", "bC", "tC", "bR", "tR", "bW",
+                                         "tW", "nC", "nR", "nW", "cnt", "tmp"))
+
+#: A tree's ``data``: the shared ranking (:func:`rank_columns`) and its :data:`SortBuffers`.
+RankedData = namedtuple("RankedData", ("ranks", "values", "offsets", "nan_rank")
+                        + SortBuffers._fields)
+
+
+def ranked_buffers(n: int, classification: bool, weighted: bool) -> SortBuffers:
+    """The per-tree scratch of a node's sort and search, for nodes of up to ``n`` rows
+    (:data:`SortBuffers`); the payload a fit does not have (targets of a classifier, class
+    codes of a regressor, unit weights) is None."""
     def pair(dtype, present):
         if not present:
             return None, None
@@ -114,11 +128,11 @@ def ranked_buffers(n: int, classification: bool, weighted: bool) -> tuple:
     bC, tC = pair(np.int32, classification)
     bR, tR = pair(np.float64, not classification)
     bW, tW = pair(np.float64, weighted)
-    return (np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32),
-            np.empty((1, n), dtype=np.float32), bC, tC, bR, tR, bW, tW,
-            None if bC is None else np.empty(n, dtype=np.int32),
-            None if bR is None else np.empty(n), None if bW is None else np.empty(n),
-            np.zeros(1 << WIDE_BITS, dtype=np.int64), np.empty(n, dtype=np.int32))
+    return SortBuffers(np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32),
+                       np.empty((1, n), dtype=np.float32), bC, tC, bR, tR, bW, tW,
+                       None if bC is None else np.empty(n, dtype=np.int32),
+                       None if bR is None else np.empty(n), None if bW is None else np.empty(n),
+                       np.zeros(1 << WIDE_BITS, dtype=np.int64), np.empty(n, dtype=np.int32))
 
 
 @noref
@@ -313,8 +327,8 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
 def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
                    fparams, work, extras):
     """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
-    ranks, values, offsets, nan_rank = data[0], data[1], data[2], data[3]
-    tmp = data[17]
+    ranks, values, offsets, nan_rank, tmp = (data.ranks, data.values, data.offsets,
+                                             data.nan_rank, data.tmp)
     nstats = work.nstats
     best = work.best
     wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
@@ -386,7 +400,7 @@ def later_kernels(values: dict) -> list[tuple]:
     scalars = SCALAR_TYPES | dict.fromkeys(("f", "mb", "needed"), "int64") | {
         "thr": "float64", "improvement": "float64", "seen": "boolean"}
     # first the numeric search, whose scans the grower reaches seconds after it starts
-    jobs = [_numeric_search(values, data[6], (data[7], data[9], data[11]))]
+    jobs = [_numeric_search(values, data.bV, (data.bC, data.bR, data.bW))]
     jobs += [(kernel, signature(kernel, given, scalars))
              for kernel in (draw_finish, two_way_improvement, refused, record_split)]
     return jobs + builder_kernels(values)
