@@ -211,7 +211,7 @@ def table_rows(prm: GrowParams, n: int) -> int:
     return int(max(64, min(2 * leaves - 1, TABLE_RESERVE // row_bytes)))
 
 
-def _node_table(prm: GrowParams, n: int, cats: bool = True) -> dict:
+def _node_table(prm: GrowParams, n: int) -> dict:
     """Empty node tables ``ti``/``tf``/``tv`` of :func:`table_rows` rows (grown by the loop as
     needed), the level-map store ``cats`` and the growth state ``gs`` (the arena of fractional
     entries starts after the ``n`` rows), by the names of the builder's parameters."""
