@@ -2,6 +2,7 @@
 
     python benchmarks/profile_kernels.py flights-frame-exact-full
     python benchmarks/profile_kernels.py forest-diamonds-exact --repeats 1 --top 40 --quick
+    python benchmarks/profile_kernels.py forest-diamonds-exact --repeats 1 --event page-faults
 
 ``perf`` names the functions of shared libraries, but Numba's kernels are machine code in
 anonymous memory, which it shows as bare addresses. This script runs the case's treelearn fit
@@ -9,8 +10,11 @@ once on an empty kernel cache of its own, so that every kernel is compiled in th
 its LLVM module is at hand; writes ``/tmp/perf-<pid>.map``, perf's map of code generated at run
 time, with the address of every compiled function; then records ``--repeats`` timed fits with
 ``perf record -p`` and prints perf's top symbols, Numba's mangled names shortened to
-``module.function``. Helpers that LLVM inlined count in their caller; ``cfunc.`` entries are a
-kernel's wrapper called from Python, ``__gufunc__.`` entries the bodies of ``prange`` loops.
+``module.function``. With ``--event page-faults`` it counts, instead of time, the code that
+first touches fresh memory (the kernel's ``clear_page_erms`` in a time profile says only that
+pages were cleared, not for whom). Helpers that LLVM inlined count in their caller;
+``cfunc.`` entries are a kernel's wrapper called from Python, ``__gufunc__.`` entries the
+bodies of ``prange`` loops.
 
 Two cautions from use: on a virtual machine the first touch of memory can cost far more than
 later ones (2.3 s per GB on this project's machine until its memory had been touched once), so
@@ -85,7 +89,8 @@ def write_perf_map() -> int:
     return len(items)
 
 
-def profile(case: str, repeats: int, top: int, quick: bool, frequency: int) -> None:
+def profile(case: str, repeats: int, top: int, quick: bool, frequency: int,
+            event: str | None = None) -> None:
     sys.path.insert(0, str(HERE))
     from compare import _cases
 
@@ -98,7 +103,9 @@ def profile(case: str, repeats: int, top: int, quick: bool, frequency: int) -> N
     print(f"first fit (compiles): {time.perf_counter() - t:.1f} s")
     print(f"perf map: {write_perf_map()} functions")
     data = Path(tempfile.mkdtemp()) / "perf.data"
-    rec = subprocess.Popen(["perf", "record", "-F", str(frequency), "-p", str(os.getpid()),
+    # an event (``page-faults``) samples where it happens: which code touches fresh pages
+    what = ["-e", event, "-c", "1"] if event else ["-F", str(frequency)]
+    rec = subprocess.Popen(["perf", "record", *what, "-p", str(os.getpid()),
                             "-o", str(data)], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # perf attaches
@@ -127,6 +134,8 @@ def main(argv=None) -> None:
     ap.add_argument("--top", type=int, default=30, help="symbols printed (default 30)")
     ap.add_argument("--quick", action="store_true", help="compare.py's tenth of the rows")
     ap.add_argument("--frequency", type=int, default=999, help="samples a second (default 999)")
+    ap.add_argument("--event", help="count a perf event where it happens instead of sampling "
+                    "time, e.g. page-faults (which code touches fresh memory)")
     args = ap.parse_args(argv)
     if os.environ.get(_CHILD) != "1":
         # a fresh process on an empty cache of its own: every kernel compiled here
@@ -134,7 +143,7 @@ def main(argv=None) -> None:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache, **{_CHILD: "1"})
             raise SystemExit(subprocess.call([sys.executable, __file__, *sys.argv[1:]],
                                              env=env))
-    profile(args.case, args.repeats, args.top, args.quick, args.frequency)
+    profile(args.case, args.repeats, args.top, args.quick, args.frequency, args.event)
 
 
 if __name__ == "__main__":
