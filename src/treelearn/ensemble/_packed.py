@@ -410,19 +410,18 @@ class PackedForest:
         out._features = None if all(f is None for f in feats) else [
             a for p, f in zip(pieces, feats, strict=True)
             for a in (f if f is not None else [None] * p.n_trees)]
-        recs = []
+        out.records = np.empty((total, first.records.shape[1]), dtype=first.records.dtype)
         n_leaf = n_inner = 0
         for p, start in zip(pieces, starts, strict=True):
-            rec = p.records.copy()
+            rec = out.records[start:start + p.node_count]  # written in place: no second copy
+            rec[:] = p.records
             rec[:, 0] += start  # child (or, at a leaf, itself)
             slot = rec[:, 3]
             leaf = slot >= 0
             slot[leaf] += n_leaf  # a leaf's row of leaf_value
             slot[~leaf] -= n_inner  # -2 - r: the r-th split node's threshold
-            recs.append(rec)
             n_leaf += int(leaf.sum())
             n_inner += int((~leaf).sum())
-        out.records = np.concatenate(recs)
         out.leaf_value = np.concatenate([p.leaf_value for p in pieces])
         out.original = None if all(p.original is None for p in pieces) else np.concatenate(
             [p.original if p.original is not None else p._preorder() for p in pieces])
@@ -491,7 +490,8 @@ class PackedForest:
             n_leaf += leaves.size
             n_inner += t.node_count - leaves.size
         self.records = rec
-        self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
+        self.leaf_value = np.ascontiguousarray(vals[0] if len(vals) == 1 else
+                                               np.concatenate(vals), dtype=np.float64)
         self.original = None
         self._drop_store()
         if store:
@@ -509,25 +509,25 @@ class PackedForest:
     def _store(self, trees, order_all, crit, verify) -> None:
         """Keep what :meth:`tree` needs besides the records, in the records' order, if every
         tree then comes back exactly; else leave :attr:`stored` False."""
-        cat = np.concatenate
+        def joined(get):
+            # one tree (a forest packs each tree on its thread): its own array, not a copy;
+            # every use below indexes it into a new array
+            return get(trees[0]) if len(trees) == 1 else np.concatenate([get(t) for t in trees])
+
+        for t in trees:
+            leaf = t.children_left == TREE_LEAF
+            if np.any(t.missing_seen & leaf) or np.any(t.missing_branch[leaf] != TREE_UNDEFINED):
+                self._drop_store()  # not a grower's tree: keep the trees
+                return
         inner = self.records[:, 3] < 0
-        self.n_samples = cat([t.n_node_samples for t in trees]).astype(np.int32)
-        self.thresholds = cat([t.threshold for t in trees])
-        weights = cat([t.weighted_n_node_samples for t in trees])
-        value = cat([t.value[:, 0, :] for t in trees])
-        impurity = cat([t.impurity for t in trees])
-        seen_leaf = cat([t.missing_seen & (t.children_left == TREE_LEAF) for t in trees])
-        mb_leaf = cat([np.where(t.children_left == TREE_LEAF, t.missing_branch, TREE_UNDEFINED)
-                       for t in trees])
         # trees' arrays in the records' order
         idx = order_all + np.repeat(self.roots.astype(np.int64),
                                     np.diff(np.append(self.roots, self.node_count)))
-        self.n_samples = self.n_samples[idx]
-        self.thresholds = np.ascontiguousarray(self.thresholds[idx][inner])
-        weights, value, impurity = weights[idx], value[idx], impurity[idx]
-        if seen_leaf.any() or np.any(mb_leaf != TREE_UNDEFINED):
-            self._drop_store()  # not a grower's tree: keep the trees
-            return
+        self.n_samples = joined(lambda t: t.n_node_samples)[idx].astype(np.int32)
+        self.thresholds = joined(lambda t: t.threshold)[idx[inner]]
+        weights = joined(lambda t: t.weighted_n_node_samples)[idx]
+        value = joined(lambda t: t.value[:, 0, :])[idx]
+        impurity = joined(lambda t: t.impurity)[idx]
         counts = np.rint(value * weights[:, None])
         if self._normalize and self._values is None and crit is not None \
                 and bool(np.all(counts >= 0)) and bool(np.all(counts < 2.0**32)):
