@@ -859,6 +859,19 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
     return True
 
 
+@tiny
+def _branches(st, uw, wk, base, k, E, learn_missing, t):
+    """The ``k`` branches of a multiway split, one per entry, in rows ``base ...`` of ``st``
+    with their weights in ``wk``; under "learn" the missing entry (the last) joins branch
+    ``t``."""
+    for b in range(k):
+        _copy_row(st, base + b, SR_ENTRIES + b)
+        wk[b] = uw[b]
+    if learn_missing:
+        _add_row(st, base + t, SR_ENTRIES + E - 1)
+        wk[t] += uw[E - 1]
+
+
 @noref
 def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_leaf,
               min_wleaf, need_real, out):
@@ -877,12 +890,7 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
     best_mb = -1
     n_try = k if learn_missing else 1
     for t in range(n_try):
-        for b in range(k):
-            _copy_row(st, base + b, SR_ENTRIES + b)
-            wk[b] = uw[b]
-        if learn_missing:
-            _add_row(st, base + t, SR_ENTRIES + E - 1)
-            wk[t] += uw[E - 1]
+        _branches(st, uw, wk, base, k, E, learn_missing, t)
         big = 0
         for b in range(k):
             nb = un[b] + (un[E - 1] if learn_missing and b == t else 0)
@@ -921,12 +929,7 @@ def _multiway(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45, min_
     out[R_LO] = -1
     out[R_HI] = -1
     if need_real:
-        for b in range(k):
-            _copy_row(st, base + b, SR_ENTRIES + b)
-            wk[b] = uw[b]
-        if learn_missing:
-            _add_row(st, base + best_mb, SR_ENTRIES + E - 1)
-            wk[best_mb] += uw[E - 1]
+        _branches(st, uw, wk, base, k, E, learn_missing, best_mb)
         if c45:
             out[R_GAIN] = known_gain(st[base:base + k], wk, k, crit, mw_c45, st[SR_TOT2], c45, pimp)
             out[R_SPLITINFO] = split_info(wk, k, mw_c45)
