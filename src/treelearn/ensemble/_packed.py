@@ -108,12 +108,28 @@ def _walk4(X, i, root, rec_i, rec_f):
         a3 = b3
 
 
+#: The unused arrays of :func:`forest_walk_binary` and :func:`forest_walk`, typed as the used ones.
+_NO_VALUES = np.zeros((0, 1))
+_NO_NODES = np.zeros(0, dtype=np.int32)
+_NO_LEAVES = np.zeros((0, 1), dtype=np.intp)
+
+
+@tiny
+def _add_leaf(sums, i, leaf_value, r):
+    for v in range(leaf_value.shape[1]):
+        sums[i, v] += leaf_value[r, v]
+
+
 @pjit
-def forest_sum_binary(X, roots, rec_i, rec_f, leaf_value, n_parts, out):
-    """``out[i] += leaf_value[leaf row]`` over the trees in order, binary layout; ``out``
-    zeroed by the caller."""
+def forest_walk_binary(X, roots, rec_i, rec_f, leaf_value, original, n_parts, sums, leaves):
+    """Every row through the trees in order, binary layout: either ``sums[i] +=
+    leaf_value[leaf row]`` (``sums`` zeroed by the caller; ``original`` and ``leaves`` empty)
+    or, when ``sums`` is empty, ``leaves[i, t]``: the leaf of row ``i`` in tree ``t`` as a
+    node id of that tree (:func:`unused` for ``leaf_value`` and ``sums``). One kernel for
+    both (empty arrays, not None: Numba did not prune a None argument's branch inside the
+    parallel loop), compiled once."""
     n = X.shape[0]
-    V = leaf_value.shape[1]
+    to_leaves = sums.shape[0] == 0
     per = (n + n_parts - 1) // n_parts
     for t in range(roots.shape[0]):
         root = roots[t]
@@ -122,74 +138,44 @@ def forest_sum_binary(X, roots, rec_i, rec_f, leaf_value, n_parts, out):
             i = c * per
             while i + 4 <= hi:
                 l0, l1, l2, l3 = _walk4(X, i, root, rec_i, rec_f)
-                r0 = rec_i[l0, 3]
-                r1 = rec_i[l1, 3]
-                r2 = rec_i[l2, 3]
-                r3 = rec_i[l3, 3]
-                for v in range(V):
-                    out[i, v] += leaf_value[r0, v]
-                    out[i + 1, v] += leaf_value[r1, v]
-                    out[i + 2, v] += leaf_value[r2, v]
-                    out[i + 3, v] += leaf_value[r3, v]
+                if to_leaves:
+                    leaves[i, t] = original[l0]
+                    leaves[i + 1, t] = original[l1]
+                    leaves[i + 2, t] = original[l2]
+                    leaves[i + 3, t] = original[l3]
+                else:
+                    _add_leaf(sums, i, leaf_value, rec_i[l0, 3])
+                    _add_leaf(sums, i + 1, leaf_value, rec_i[l1, 3])
+                    _add_leaf(sums, i + 2, leaf_value, rec_i[l2, 3])
+                    _add_leaf(sums, i + 3, leaf_value, rec_i[l3, 3])
                 i += 4
             while i < hi:
-                r = rec_i[_walk1(X, i, root, rec_i, rec_f), 3]
-                for v in range(V):
-                    out[i, v] += leaf_value[r, v]
+                leaf = _walk1(X, i, root, rec_i, rec_f)
+                if to_leaves:
+                    leaves[i, t] = original[leaf]
+                else:
+                    _add_leaf(sums, i, leaf_value, rec_i[leaf, 3])
                 i += 1
 
 
 @pjit
-def forest_apply_binary(X, roots, rec_i, rec_f, original, n_parts, out):
-    """``out[i, t]``: the leaf of row ``i`` in tree ``t`` as a node id of that tree."""
+def forest_walk(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
+                missing_branch, leaf_row, leaf_value, n_parts, sums, leaves):
+    """:func:`forest_walk_binary` for any tree layout (global node ids): ``sums`` with
+    ``leaf_row`` and ``leaf_value``, or ``leaves`` (the others empty)."""
     n = X.shape[0]
-    per = (n + n_parts - 1) // n_parts
-    for t in range(roots.shape[0]):
-        root = roots[t]
-        for c in prange(n_parts):
-            hi = min(n, (c + 1) * per)
-            i = c * per
-            while i + 4 <= hi:
-                l0, l1, l2, l3 = _walk4(X, i, root, rec_i, rec_f)
-                out[i, t] = original[l0]
-                out[i + 1, t] = original[l1]
-                out[i + 2, t] = original[l2]
-                out[i + 3, t] = original[l3]
-                i += 4
-            while i < hi:
-                out[i, t] = original[_walk1(X, i, root, rec_i, rec_f)]
-                i += 1
-
-
-@pjit
-def forest_sum(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
-               missing_branch, leaf_row, leaf_value, n_parts, out):
-    """:func:`forest_sum_binary` for any tree layout (global node ids)."""
-    n = X.shape[0]
-    V = leaf_value.shape[1]
+    to_leaves = sums.shape[0] == 0
     per = (n + n_parts - 1) // n_parts
     for t in range(roots.shape[0]):
         root = roots[t]
         for c in prange(n_parts):
             for i in range(c * per, min(n, (c + 1) * per)):
-                r = leaf_row[_leaf_of(X, i, root, feature, threshold, branch_ptr, branch_child,
-                                      cat_ptr, cat_branch, missing_branch)]
-                for v in range(V):
-                    out[i, v] += leaf_value[r, v]
-
-
-@pjit
-def forest_apply(X, roots, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
-                 missing_branch, n_parts, out):
-    """:func:`forest_apply_binary` for any tree layout (global node ids)."""
-    n = X.shape[0]
-    per = (n + n_parts - 1) // n_parts
-    for t in range(roots.shape[0]):
-        root = roots[t]
-        for c in prange(n_parts):
-            for i in range(c * per, min(n, (c + 1) * per)):
-                out[i, t] = _leaf_of(X, i, root, feature, threshold, branch_ptr, branch_child,
-                                     cat_ptr, cat_branch, missing_branch) - root
+                leaf = _leaf_of(X, i, root, feature, threshold, branch_ptr, branch_child,
+                                cat_ptr, cat_branch, missing_branch)
+                if to_leaves:
+                    leaves[i, t] = leaf - root
+                else:
+                    _add_leaf(sums, i, leaf_value, leaf_row[leaf])
 
 
 @noref
@@ -418,10 +404,10 @@ class PackedForest:
             rec[:, 0] += start  # child (or, at a leaf, itself)
             slot = rec[:, 3]
             leaf = slot >= 0
-            slot[leaf] += n_leaf  # a leaf's row of leaf_value
-            slot[~leaf] -= n_inner  # -2 - r: the r-th split node's threshold
-            n_leaf += int(leaf.sum())
-            n_inner += int((~leaf).sum())
+            np.add(slot, n_leaf, out=slot, where=leaf)  # a leaf's row of leaf_value
+            np.subtract(slot, n_inner, out=slot, where=~leaf)  # -2 - r: the r-th threshold
+            n_leaf += p.leaf_value.shape[0]  # a row per leaf
+            n_inner += p.thresholds.shape[0]  # one per split node
         out.leaf_value = np.concatenate([p.leaf_value for p in pieces])
         out.original = None if all(p.original is None for p in pieces) else np.concatenate(
             [p.original if p.original is not None else p._preorder() for p in pieces])
@@ -673,12 +659,12 @@ class PackedForest:
         for a in range(0, X.shape[0], step):  # a Ctrl-C is taken between calls
             b = min(X.shape[0], a + step)
             if self.binary:
-                forest_sum_binary(X[a:b], self.roots, self.records,
-                                  self.records.view(np.float32), self.leaf_value, parts,
-                                  out[a:b])
+                forest_walk_binary(X[a:b], self.roots, self.records,
+                                   self.records.view(np.float32), self.leaf_value, _NO_NODES,
+                                   parts, out[a:b], _NO_LEAVES)
             else:
-                forest_sum(X[a:b], *self._general(), self.leaf_row, self.leaf_value, parts,
-                           out[a:b])
+                forest_walk(X[a:b], *self._general(), self.leaf_row, self.leaf_value, parts,
+                            out[a:b], _NO_LEAVES)
             check_interrupt()
         return out
 
@@ -695,10 +681,12 @@ class PackedForest:
         for a in range(0, X.shape[0], step):
             b = min(X.shape[0], a + step)
             if self.binary:
-                forest_apply_binary(X[a:b], self.roots, self.records,
-                                    self.records.view(np.float32), original, parts, out[a:b])
+                forest_walk_binary(X[a:b], self.roots, self.records,
+                                   self.records.view(np.float32), _NO_VALUES, original, parts,
+                                   _NO_VALUES, out[a:b])
             else:
-                forest_apply(X[a:b], *self._general(), parts, out[a:b])
+                forest_walk(X[a:b], *self._general(), self.leaf_row, _NO_VALUES, parts,
+                            _NO_VALUES, out[a:b])
             check_interrupt()
         return out
 
