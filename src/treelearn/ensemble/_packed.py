@@ -125,9 +125,9 @@ def forest_walk_binary(X, roots, rec_i, rec_f, leaf_value, original, n_parts, su
     """Every row through the trees in order, binary layout: either ``sums[i] +=
     leaf_value[leaf row]`` (``sums`` zeroed by the caller; ``original`` and ``leaves`` empty)
     or, when ``sums`` is empty, ``leaves[i, t]``: the leaf of row ``i`` in tree ``t`` as a
-    node id of that tree (:func:`unused` for ``leaf_value`` and ``sums``). One kernel for
-    both (empty arrays, not None: Numba did not prune a None argument's branch inside the
-    parallel loop), compiled once."""
+    node id of that tree (``leaf_value`` and ``sums`` then :data:`_NO_VALUES`). One kernel
+    for both, compiled once; the unused arrays are empty, not None, because Numba did not
+    prune a None argument's branch inside the parallel loop."""
     n = X.shape[0]
     to_leaves = sums.shape[0] == 0
     per = (n + n_parts - 1) // n_parts
