@@ -7,8 +7,11 @@ the node queue is Python, the work per node is one compiled search over the feat
 :mod:`treelearn.engine` grows the same trees by another route (presorted lists or histograms,
 rows grouped by node, sums in scan order), so the tests compare the two node for node.
 
-(The one change since: C4.5's comparison of fractional weights with ``min_samples_leaf``
-allows 1e-9 of rounding, as the engine does; otherwise the order of summation decides.)
+(Changes since: C4.5's comparison of fractional weights with ``min_samples_leaf`` allows 1e-9
+of rounding, as the engine does, otherwise the order of summation decides. The scans that were
+the engine's own code copied are restated naively: a cut's children summed from scratch
+(:func:`scan_order`), absolute deviations from a weighted median of each child's rows
+(:func:`abs_cost`, no heaps), and NumPy's stable sort for the order of levels.)
 """
 
 from __future__ import annotations
@@ -55,99 +58,6 @@ def weighted_median(ys: np.ndarray, ws: np.ndarray) -> float:
     return ys[order[ys.shape[0] - 1]]
 
 
-@njit
-def _heap_push(hv: np.ndarray, hw: np.ndarray, size: int, v: float, wt: float) -> int:
-    """Push onto a max-heap held in (hv, hw); return the new size."""
-    i = size
-    hv[i] = v
-    hw[i] = wt
-    while i > 0:
-        p = (i - 1) // 2
-        if hv[p] >= hv[i]:
-            break
-        hv[p], hv[i] = hv[i], hv[p]
-        hw[p], hw[i] = hw[i], hw[p]
-        i = p
-    return size + 1
-
-
-@njit
-def _heap_pop(hv: np.ndarray, hw: np.ndarray, size: int) -> tuple[float, float, int]:
-    """Pop the maximum of a max-heap; return (value, weight, new size)."""
-    v = hv[0]
-    wt = hw[0]
-    size -= 1
-    hv[0] = hv[size]
-    hw[0] = hw[size]
-    i = 0
-    while True:
-        lft = 2 * i + 1
-        if lft >= size:
-            break
-        c = lft
-        if lft + 1 < size and hv[lft + 1] > hv[lft]:
-            c = lft + 1
-        if hv[c] <= hv[i]:
-            break
-        hv[c], hv[i] = hv[i], hv[c]
-        hw[c], hw[i] = hw[i], hw[c]
-        i = c
-    return v, wt, size
-
-
-@njit
-def prefix_abs_cost(ys: np.ndarray, ws: np.ndarray, out: np.ndarray) -> None:
-    """``out[i]`` = min over m of ``sum_{j<i} w_j |y_j - m|`` for i = 0..n, in O(n log n).
-
-    Two heaps hold the lower and upper halves by weight; the top of the lower one is a weighted
-    median of the prefix, and the absolute deviation follows from the heaps' weight and sums.
-    """
-    n = ys.shape[0]
-    lv = np.empty(n)
-    lw = np.empty(n)
-    uv = np.empty(n)  # upper half stored negated, so it is also a max-heap
-    uw = np.empty(n)
-    nl = 0
-    nu = 0
-    wl = 0.0
-    sl = 0.0
-    wu = 0.0
-    su = 0.0
-    total = 0.0
-    out[0] = 0.0
-    for i in range(n):
-        y = ys[i]
-        wt = ws[i]
-        total += wt
-        if nl == 0 or y <= lv[0]:
-            nl = _heap_push(lv, lw, nl, y, wt)
-            wl += wt
-            sl += wt * y
-        else:
-            nu = _heap_push(uv, uw, nu, -y, wt)
-            wu += wt
-            su += wt * y
-        half = total / 2.0
-        while wl < half and nu > 0:
-            v, vw, nu = _heap_pop(uv, uw, nu)
-            wu -= vw
-            su -= vw * (-v)
-            nl = _heap_push(lv, lw, nl, -v, vw)
-            wl += vw
-            sl += vw * (-v)
-        while nl > 1 and wl - lw[0] >= half:
-            v, vw, nl = _heap_pop(lv, lw, nl)
-            wl -= vw
-            sl -= vw * v
-            nu = _heap_push(uv, uw, nu, -v, vw)
-            wu += vw
-            su += vw * v
-        m = lv[0]
-        c = m * wl - sl + su - m * wu
-        out[i + 1] = c if c > 0.0 else 0.0
-
-
-
 MISSING_LEARN, MISSING_C45, MISSING_IMPUTE = 0, 1, 2
 COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
 #: Categorical binary splits try every subset up to this many levels where ordering is not exact.
@@ -160,42 +70,8 @@ C45_SLACK = 1.0 - 1e-9
 
 @njit
 def stable_order(keys):
-    """Indices that sort ``keys`` (float64), ties in index order: a bottom-up merge sort of
-    plain loops (NumPy's mergesort argsort inside a kernel added seconds of compilation)."""
-    n = keys.shape[0]
-    a = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        a[i] = i
-    b = np.empty(n, dtype=np.int64)
-    width = 1
-    while width < n:
-        lo = 0
-        while lo < n:
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                if keys[a[j]] < keys[a[i]]:
-                    b[k] = a[j]
-                    j += 1
-                else:
-                    b[k] = a[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                b[k] = a[i]
-                i += 1
-                k += 1
-            while j < hi:
-                b[k] = a[j]
-                j += 1
-                k += 1
-            lo = hi
-        a, b = b, a
-        width *= 2
-    return a
+    """Indices that sort ``keys``, ties in index order (NumPy's stable sort)."""
+    return np.argsort(keys, kind="mergesort")
 
 
 @njit
@@ -887,10 +763,15 @@ def search_node(codes, n_codes, is_cat, perm, const_feats, n_known, rng, max_fea
 
 @njit
 def abs_cost(ys, ws):
-    """``min_m sum w |y - m|`` of the given rows."""
-    out = np.empty(ys.shape[0] + 1)
-    prefix_abs_cost(ys, ws, out)
-    return out[ys.shape[0]]
+    """``min_m sum w |y - m|`` of the given rows, as printed: the deviations from a weighted
+    median (every weighted median minimises the sum)."""
+    if ys.shape[0] == 0:
+        return 0.0
+    m = weighted_median(ys, ws)
+    t = 0.0
+    for i in range(ys.shape[0]):
+        t += ws[i] * abs(ys[i] - m)
+    return t
 
 
 @njit
@@ -916,9 +797,10 @@ def _concat(a, b):
 def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode, multiway,
                        min_leaf, min_wleaf, need_real, fmap):
     """:func:`search_feature` for ``absolute_error``: children are scored by their minimal
-    absolute deviation, computed from the rows (prefix costs over the rows taken in cut
-    order, :func:`treelearn.engine.abserr.prefix_abs_cost`). Categorical levels are ordered
-    by their weighted median (a heuristic: Breiman's ordering theorem is for squared error)."""
+    absolute deviation. The engine gets every cut's costs from prefix sums over two heaps
+    (:func:`treelearn.engine.abserr.prefix_abs_cost`); here each candidate's children are
+    costed from scratch, as the definition reads. Categorical levels are ordered by their
+    weighted median (a heuristic: Breiman's ordering theorem is for squared error)."""
     m = rows.shape[0]
     c = np.empty(m, dtype=np.int64)
     ys = np.empty(m)
@@ -1008,19 +890,8 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
         sizes[q] = e_rows[order[q]].shape[0]
         wsz[q] = _sum(ws[e_rows[order[q]]])
     num_learn = learn_missing and not categorical
-    pl = np.empty(K + 1)
-    prefix_abs_cost(sy, sw, pl)
-    rev_y = sy[::-1].copy()
-    rev_w = sw[::-1].copy()
-    pr = np.empty(K + 1)
-    prefix_abs_cost(rev_y, rev_w, pr)
-    if num_learn:
-        pr_m = np.empty(K + n_miss + 1)
-        prefix_abs_cost(_concat(my, rev_y), _concat(mw_arr, rev_w), pr_m)
-        pl_m = np.empty(K + n_miss + 1)
-        prefix_abs_cost(_concat(my, sy), _concat(mw_arr, sw), pl_m)
     wk = _sum(sw)
-    kimp = pl[K] / wk
+    kimp = abs_cost(sy, sw) / wk
     best = -np.inf
     best_j = -1
     best_ml = False
@@ -1042,15 +913,15 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
             if nl == 0 or nr == 0 or (c45 and (wl < min_leaf * C45_SLACK
                                                or wr < min_leaf * C45_SLACK)):
                 continue
+            # Each child's cost from its own rows: the first `pos` rows in cut order go left,
+            # the rest right, and the missing rows (numeric, "learn") to the side tried.
+            ly, lw, ry, rw_ = sy[:pos], sw[:pos], sy[pos:], sw[pos:]
             if num_learn and ml:
-                cl = pl_m[n_miss + pos]
-                cr = pr[K - pos]
+                ly, lw = _concat(my, ly), _concat(mw_arr, lw)
             elif num_learn:
-                cl = pl[pos]
-                cr = pr_m[n_miss + K - pos]
-            else:
-                cl = pl[pos]
-                cr = pr[K - pos]
+                ry, rw_ = _concat(ry, my), _concat(rw_, mw_arr)
+            cl = abs_cost(ly, lw)
+            cr = abs_cost(ry, rw_)
             if c45:
                 sc = (wk / (wk + mw)) * (kimp - (cl + cr) / wk)
             else:
