@@ -365,7 +365,7 @@ def test_packed_records_store_every_tree_exactly(seed):
     cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 5 == 0 else None
     packed = PackedForest(trees, cols, normalize=case != 3, store=True, crit=0)
     assert packed.stored
-    assert (packed.counts is not None) == (case in (0, 2))
+    assert {s.counts is not None for s in packed.stored_trees} == {case in (0, 2)}
     assert (packed.original is not None) == (case == 2 and any(
         not np.array_equal(t.children_left[t.children_left >= 0],
                            np.flatnonzero(t.children_left >= 0) + 1) for t in trees))
@@ -373,15 +373,18 @@ def test_packed_records_store_every_tree_exactly(seed):
         assert packed.tree(k, t.n_features, t.n_classes) == t
 
 
-_PACK_ARRAYS = ("roots", "records", "leaf_value", "original", "n_samples", "thresholds",
-                "counts", "impurity", "node_value", "weights")
+_PACK_ARRAYS = ("roots", "records", "leaf_value", "original", "_inner_starts")
 
 
 def _assert_same_pack(a, b):
     assert (a.n_trees, a.node_count, a.stored, a.binary) == (b.n_trees, b.node_count,
                                                             b.stored, b.binary)
-    for name in _PACK_ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
+    pairs = [(name, getattr(a, name), getattr(b, name)) for name in _PACK_ARRAYS]
+    assert len(a.stored_trees) == len(b.stored_trees) == a.n_trees
+    for k, (sa, sb) in enumerate(zip(a.stored_trees, b.stored_trees, strict=True)):
+        pairs += [(f"tree {k} {name}", x, y) for name, x, y in zip(sa._fields, sa, sb,
+                                                                   strict=True)]
+    for name, x, y in pairs:
         assert (x is None) == (y is None), name
         if x is not None:
             np.testing.assert_array_equal(x, y, err_msg=name)

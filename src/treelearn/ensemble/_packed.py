@@ -43,6 +43,7 @@ from __future__ import annotations
 import copy
 import operator
 import weakref
+from collections import namedtuple
 from collections.abc import Sequence
 
 import numpy as np
@@ -309,6 +310,15 @@ def round_down_f32(t: np.ndarray) -> np.ndarray:
     return t32
 
 
+#: What rebuilds one tree of a binary pack besides its records, in the records' order: row
+#: counts (int32), the split nodes' float64 thresholds, and either class counts (uint32, with
+#: the impurities only where recomputing them would not give them back exactly) or the
+#: values, weights and impurities. Kept per tree: joining forests then joins a list, and the
+#: arrays are only read by :meth:`PackedForest.tree`.
+StoredTree = namedtuple("StoredTree", ("n_samples", "thresholds", "counts", "node_value",
+                                       "weights", "impurity"))
+
+
 class PackedForest:
     """The routing arrays and leaf values of ``trees`` end to end.
 
@@ -398,6 +408,7 @@ class PackedForest:
             for a in (f if f is not None else [None] * p.n_trees)]
         out.records = np.empty((total, first.records.shape[1]), dtype=first.records.dtype)
         n_leaf = n_inner = 0
+        inner_starts = []
         for p, start in zip(pieces, starts, strict=True):
             rec = out.records[start:start + p.node_count]  # written in place: no second copy
             rec[:] = p.records
@@ -407,36 +418,17 @@ class PackedForest:
             np.add(slot, n_leaf, out=slot, where=leaf)  # a leaf's row of leaf_value
             np.subtract(slot, n_inner, out=slot, where=~leaf)  # -2 - r: the r-th threshold
             n_leaf += p.leaf_value.shape[0]  # a row per leaf
-            n_inner += p.thresholds.shape[0]  # one per split node
+            inner_starts.append(p._inner_starts + n_inner)
+            n_inner += sum(s.thresholds.shape[0] for s in p.stored_trees)  # one per split
         out.leaf_value = np.concatenate([p.leaf_value for p in pieces])
         out.original = None if all(p.original is None for p in pieces) else np.concatenate(
             [p.original if p.original is not None else p._preorder() for p in pieces])
         out.stored = True
         out._crit = first._crit
-        out.n_samples = np.concatenate([p.n_samples for p in pieces])
-        out.thresholds = np.concatenate([p.thresholds for p in pieces])
-        if all(p.counts is not None for p in pieces):
-            out.counts = np.concatenate([p.counts for p in pieces])
-            out.node_value = out.weights = None
-            out.impurity = None if all(p.impurity is None for p in pieces) else np.concatenate(
-                [p.impurity if p.impurity is not None else
-                 class_impurities(p.counts, p._crit, np.empty(p.node_count)) for p in pieces])
-        else:
-            parts = [p._stored_values() for p in pieces]
-            out.counts = None
-            out.node_value, out.weights, out.impurity = (
-                np.concatenate(a) for a in zip(*parts, strict=True))
+        # what rebuilds a tree stays in each tree's own arrays: only a list is joined
+        out.stored_trees = [s for p in pieces for s in p.stored_trees]
+        out._inner_starts = np.concatenate(inner_starts)
         return out
-
-    def _stored_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(value, weight, impurity) of every node, in the records' order."""
-        if self.counts is None:
-            return self.node_value, self.weights, self.impurity
-        c = self.counts.astype(np.float64)
-        w = c.sum(axis=1)
-        imp = self.impurity if self.impurity is not None else class_impurities(
-            self.counts, self._crit, np.empty(self.node_count))
-        return c / w[:, None], w, imp
 
     def _leaf_values(self, k: int, tree: Tree, nodes: np.ndarray) -> np.ndarray:
         """Values of the leaves ``nodes`` of tree ``k`` (class fractions when normalizing)."""
@@ -493,38 +485,33 @@ class PackedForest:
         return out
 
     def _store(self, trees, order_all, crit, verify) -> None:
-        """Keep what :meth:`tree` needs besides the records, in the records' order, if every
-        tree then comes back exactly; else leave :attr:`stored` False."""
-        def joined(get):
-            # one tree (a forest packs each tree on its thread): its own array, not a copy;
-            # every use below indexes it into a new array
-            return get(trees[0]) if len(trees) == 1 else np.concatenate([get(t) for t in trees])
-
+        """Keep what :meth:`tree` needs besides the records, tree by tree in the records'
+        order (:data:`StoredTree`), if every tree then comes back exactly; else leave
+        :attr:`stored` False."""
         for t in trees:
             leaf = t.children_left == TREE_LEAF
             if np.any(t.missing_seen & leaf) or np.any(t.missing_branch[leaf] != TREE_UNDEFINED):
                 self._drop_store()  # not a grower's tree: keep the trees
                 return
         inner = self.records[:, 3] < 0
-        # trees' arrays in the records' order
-        idx = order_all + np.repeat(self.roots.astype(np.int64),
-                                    np.diff(np.append(self.roots, self.node_count)))
-        self.n_samples = joined(lambda t: t.n_node_samples)[idx].astype(np.int32)
-        self.thresholds = joined(lambda t: t.threshold)[idx[inner]]
-        weights = joined(lambda t: t.weighted_n_node_samples)[idx]
-        value = joined(lambda t: t.value[:, 0, :])[idx]
-        impurity = joined(lambda t: t.impurity)[idx]
-        counts = np.rint(value * weights[:, None])
-        if self._normalize and self._values is None and crit is not None \
-                and bool(np.all(counts >= 0)) and bool(np.all(counts < 2.0**32)):
-            w = counts.sum(axis=1)
-            if np.array_equal(w, weights) and np.array_equal(counts / w[:, None], value):
-                self.counts = counts.astype(np.uint32)
-                recomputed = class_impurities(self.counts, crit, np.empty(value.shape[0]))
-                if not np.array_equal(recomputed, impurity):
-                    self.impurity = impurity
-        if self.counts is None:
-            self.node_value, self.weights, self.impurity = value, weights, impurity
+        ends = np.append(self.roots[1:], self.node_count)
+        self.stored_trees = []
+        for t, a, b in zip(trees, self.roots, ends, strict=True):
+            idx = order_all[a:b]  # the tree's node ids in the records' order
+            weights = t.weighted_n_node_samples[idx]
+            value = t.value[idx, 0, :]
+            impurity = t.impurity[idx]
+            counts = self._whole_counts(value, weights, crit)
+            if counts is not None:
+                recomputed = class_impurities(counts, crit, np.empty(value.shape[0]))
+                value = weights = None
+                if np.array_equal(recomputed, impurity):
+                    impurity = None
+            self.stored_trees.append(StoredTree(
+                t.n_node_samples[idx].astype(np.int32), t.threshold[idx[inner[a:b]]], counts,
+                value, weights, impurity))
+        sizes = np.array([s.thresholds.shape[0] for s in self.stored_trees], dtype=np.int64)
+        self._inner_starts = np.cumsum(sizes) - sizes
         self._crit = crit
         self.stored = True
         if not np.array_equal(self._preorder(), order_all):
@@ -536,10 +523,24 @@ class PackedForest:
                 self._drop_store()
                 return
 
+    def _whole_counts(self, value: np.ndarray, weights: np.ndarray,
+                      crit: int | None) -> np.ndarray | None:
+        """A tree's class counts (uint32) when its class weights are whole numbers that give
+        back value and weight exactly (a bootstrap of unweighted rows), else None."""
+        if not (self._normalize and self._values is None and crit is not None):
+            return None
+        counts = np.rint(value * weights[:, None])
+        if not (bool(np.all(counts >= 0)) and bool(np.all(counts < 2.0**32))):
+            return None
+        w = counts.sum(axis=1)
+        if np.array_equal(w, weights) and np.array_equal(counts / w[:, None], value):
+            return counts.astype(np.uint32)
+        return None
+
     def _drop_store(self) -> None:
         self.stored = False
-        self.n_samples = self.thresholds = self.counts = None
-        self.node_value = self.weights = self.impurity = None
+        self.stored_trees = None
+        self._inner_starts = None
         self._crit = None
 
     def tree(self, k: int, n_features: int, n_classes) -> Tree:
@@ -569,28 +570,29 @@ class PackedForest:
         if self._features is not None:
             feature[pre[~leaf]] = np.searchsorted(self._features[k], feature[pre[~leaf]])
         threshold = np.full(n, float(TREE_UNDEFINED))
-        threshold[pre[~leaf]] = self.thresholds[-2 - rec[~leaf, 3]]
+        part = self.stored_trees[k]
+        threshold[pre[~leaf]] = part.thresholds[-2 - rec[~leaf, 3] - self._inner_starts[k]]
         missing = np.full(n, TREE_UNDEFINED, dtype=np.intp)
         missing[pre[~leaf]] = fm[~leaf] & 1
         seen = np.zeros(n, dtype=np.bool_)
         seen[pre[~leaf]] = (fm[~leaf] >> 1) & 1
         n_samples = np.empty(n, dtype=np.intp)
-        n_samples[pre] = self.n_samples[a:b]
+        n_samples[pre] = part.n_samples
         V = self.n_values
         value = np.empty((n, 1, V))
         weights = np.empty(n)
         impurity = np.empty(n)
-        if self.counts is not None:
-            c = self.counts[a:b].astype(np.float64)
+        if part.counts is not None:
+            c = part.counts.astype(np.float64)
             w = c.sum(axis=1)
             weights[pre] = w
             value[pre, 0, :] = c / w[:, None]
-            impurity[pre] = (self.impurity[a:b] if self.impurity is not None else
-                             class_impurities(self.counts[a:b], self._crit, np.empty(n)))
+            impurity[pre] = (part.impurity if part.impurity is not None else
+                             class_impurities(part.counts, self._crit, np.empty(n)))
         else:
-            weights[pre] = self.weights[a:b]
-            value[pre, 0, :] = self.node_value[a:b]
-            impurity[pre] = self.impurity[a:b]
+            weights[pre] = part.weights
+            value[pre, 0, :] = part.node_value
+            impurity[pre] = part.impurity
         return Tree(n_features, n_classes, left, right, feature, threshold, impurity,
                     n_samples, weights, value, missing_branch=missing, missing_seen=seen,
                     _trusted=True)
@@ -622,11 +624,13 @@ class PackedForest:
         self.leaf_value = np.ascontiguousarray(np.concatenate(vals), dtype=np.float64)
 
     def _arrays(self) -> list[np.ndarray]:
-        names = (("roots", "records", "original", "leaf_value", "n_samples", "thresholds",
-                  "counts", "node_value", "weights", "impurity") if self.binary else
-                 ("roots", "feature", "threshold", "missing_branch", "branch_ptr",
-                  "branch_child", "cat_ptr", "cat_branch", "leaf_row", "leaf_value"))
-        return [getattr(self, k) for k in names]
+        if not self.binary:
+            return [getattr(self, k) for k in (
+                "roots", "feature", "threshold", "missing_branch", "branch_ptr",
+                "branch_child", "cat_ptr", "cat_branch", "leaf_row", "leaf_value")]
+        stored = [a for s in self.stored_trees or () for a in s]
+        return [self.roots, self.records, self.original, self.leaf_value,
+                self._inner_starts] + stored
 
     @property
     def nbytes(self) -> int:
