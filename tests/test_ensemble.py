@@ -373,7 +373,7 @@ def test_packed_records_store_every_tree_exactly(seed):
         assert packed.tree(k, t.n_features, t.n_classes) == t
 
 
-_PACK_ARRAYS = ("roots", "records", "leaf_value", "original", "_inner_starts")
+_PACK_ARRAYS = ("roots", "records", "leaf_value", "original")
 
 
 def _assert_same_pack(a, b):

@@ -30,10 +30,9 @@ Two layouts:
   (~130); the original node numbering is the trees' preorder (kept as an array only for
   best-first trees). What only rebuilds a tree stays in each tree's own arrays
   (:data:`StoredTree`): a forest packs each tree on the thread that grew it, and joining the
-  packs then copies only what the walk reads. Measured, 100 trees on the diamonds-shaped
-  table, two threads: joining everything took about a tenth of the fit (0.25 s of the
-  30-tree fit's 3.0 s on one thread, most of it first touches of new memory), per-tree
-  arrays made the forests 11-13% faster.
+  packs then copies only what the walk reads. Measured on the diamonds-shaped table: joining
+  everything took 0.25 s of a 30-tree fit's 3.0 s on one thread (most of it first touches
+  of new memory), 0.12 s since; 100-tree forests on two threads fit 11-13% faster.
 * **Any other trees** (categorical level tables, multiway nodes) keep the trees' own arrays
   end to end and route with the same inlined :func:`treelearn._tree._branch_of` as
   prediction, pruning and export.
@@ -413,7 +412,6 @@ class PackedForest:
             for a in (f if f is not None else [None] * p.n_trees)]
         out.records = np.empty((total, first.records.shape[1]), dtype=first.records.dtype)
         n_leaf = n_inner = 0
-        inner_starts = []
         for p, start in zip(pieces, starts, strict=True):
             rec = out.records[start:start + p.node_count]  # written in place: no second copy
             rec[:] = p.records
@@ -423,7 +421,6 @@ class PackedForest:
             np.add(slot, n_leaf, out=slot, where=leaf)  # a leaf's row of leaf_value
             np.subtract(slot, n_inner, out=slot, where=~leaf)  # -2 - r: the r-th threshold
             n_leaf += p.leaf_value.shape[0]  # a row per leaf
-            inner_starts.append(p._inner_starts + n_inner)
             n_inner += sum(s.thresholds.shape[0] for s in p.stored_trees)  # one per split
         out.leaf_value = np.concatenate([p.leaf_value for p in pieces])
         out.original = None if all(p.original is None for p in pieces) else np.concatenate(
@@ -432,7 +429,6 @@ class PackedForest:
         out._crit = first._crit
         # what rebuilds a tree stays in each tree's own arrays: only a list is joined
         out.stored_trees = [s for p in pieces for s in p.stored_trees]
-        out._inner_starts = np.concatenate(inner_starts)
         return out
 
     def _leaf_values(self, k: int, tree: Tree, nodes: np.ndarray) -> np.ndarray:
@@ -515,8 +511,6 @@ class PackedForest:
             self.stored_trees.append(StoredTree(
                 t.n_node_samples[idx].astype(np.int32), t.threshold[idx[inner[a:b]]], counts,
                 value, weights, impurity))
-        sizes = np.array([s.thresholds.shape[0] for s in self.stored_trees], dtype=np.int64)
-        self._inner_starts = np.cumsum(sizes) - sizes
         self._crit = crit
         self.stored = True
         if not np.array_equal(self._preorder(), order_all):
@@ -545,7 +539,6 @@ class PackedForest:
     def _drop_store(self) -> None:
         self.stored = False
         self.stored_trees = None
-        self._inner_starts = None
         self._crit = None
 
     def tree(self, k: int, n_features: int, n_classes) -> Tree:
@@ -576,7 +569,9 @@ class PackedForest:
             feature[pre[~leaf]] = np.searchsorted(self._features[k], feature[pre[~leaf]])
         threshold = np.full(n, float(TREE_UNDEFINED))
         part = self.stored_trees[k]
-        threshold[pre[~leaf]] = part.thresholds[-2 - rec[~leaf, 3] - self._inner_starts[k]]
+        r = -2 - rec[~leaf, 3]  # the split nodes' slots: consecutive within a tree
+        if r.size:
+            threshold[pre[~leaf]] = part.thresholds[r - r.min()]
         missing = np.full(n, TREE_UNDEFINED, dtype=np.intp)
         missing[pre[~leaf]] = fm[~leaf] & 1
         seen = np.zeros(n, dtype=np.bool_)
@@ -634,8 +629,7 @@ class PackedForest:
                 "roots", "feature", "threshold", "missing_branch", "branch_ptr",
                 "branch_child", "cat_ptr", "cat_branch", "leaf_row", "leaf_value")]
         stored = [a for s in self.stored_trees or () for a in s]
-        return [self.roots, self.records, self.original, self.leaf_value,
-                self._inner_starts] + stored
+        return [self.roots, self.records, self.original, self.leaf_value] + stored
 
     @property
     def nbytes(self) -> int:
