@@ -51,6 +51,7 @@ from .export import (
 )
 from .interop import from_sklearn, to_sklearn
 from .io import load, save
+from .optimal import OptimalTreeClassifier
 from .pruning import Pruner, RuleSet
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "ID3Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "OptimalTreeClassifier",
     "AdaBoostClassifier",
     "BaggingClassifier",
     "BaggingRegressor",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn import tree as sktree
+from sklearn.base import is_classifier
 from sklearn.tree._tree import NODE_DTYPE
 from sklearn.tree._tree import Tree as SkTree
 from sklearn.utils.validation import check_is_fitted
@@ -56,10 +57,14 @@ def to_sklearn(model: BaseDecisionTree):
         raise ValueError("to_sklearn needs a binary tree on numeric features; this tree has "
                          "categorical or multiway splits or C4.5 fractional missing-value "
                          "routing, which scikit-learn's trees cannot hold.")
-    params = {p: getattr(model, p) for p in _SHARED_PARAMS}
-    criterion = _TO_SK_CRITERION.get(model.criterion, model.criterion)
-    if isinstance(model, DecisionTreeClassifier):
-        est = sktree.DecisionTreeClassifier(criterion=criterion, class_weight=model.class_weight,
+    # an estimator without a parameter (OptimalTreeClassifier has no splitter, criterion
+    # or class weights) gets scikit-learn's default for it
+    params = {p: getattr(model, p) for p in _SHARED_PARAMS if hasattr(model, p)}
+    criterion = getattr(model, "criterion", "gini")
+    criterion = _TO_SK_CRITERION.get(criterion, criterion)
+    if is_classifier(model):
+        est = sktree.DecisionTreeClassifier(criterion=criterion,
+                                            class_weight=getattr(model, "class_weight", None),
                                             **params)
     else:
         est = sktree.DecisionTreeRegressor(criterion=criterion, **params)

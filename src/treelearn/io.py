@@ -70,6 +70,7 @@ from ._memory import format_size
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
+from .optimal import OptimalTreeClassifier
 from .pruning.cost_complexity import CostComplexityPath
 from .pruning.cv import CVPruning
 
@@ -86,7 +87,8 @@ _MAX_DEPTH = 24
 
 #: The tree estimators a model file may hold: the public ones.
 ESTIMATORS: dict[str, type[BaseDecisionTree]] = {
-    name: getattr(_estimators, name) for name in _estimators.__all__}
+    name: getattr(_estimators, name) for name in _estimators.__all__} | {
+    "OptimalTreeClassifier": OptimalTreeClassifier}
 #: Ensembles and baselines a model file may hold: all of :mod:`treelearn.ensemble`.
 ENSEMBLES: dict[str, type] = {name: getattr(ensemble, name) for name in ensemble.__all__}
 _RECORDS = {"CVPruning": CVPruning, "CostComplexityPath": CostComplexityPath}
@@ -108,7 +110,8 @@ _TREE_OPTIONAL = ("missing_seen", *_LINEAR_ARRAYS)
 #: Fitted attributes a model file may set (anything else in ``fitted`` is refused).
 _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_names_in_",
            "is_categorical_", "categories_", "classes_", "n_classes_", "cost_matrix_",
-           "binner_", "pruning_", "ccp_alpha_", "n_outputs_", "max_features_")
+           "binner_", "pruning_", "ccp_alpha_", "n_outputs_", "max_features_", "objective_",
+           "optimal_", "lower_bound_", "greedy_objective_", "n_thresholds_evaluated_")
 
 
 #: Fitted attributes of an ensemble besides its members (the data attributes above that
@@ -913,7 +916,7 @@ def _check_tree_parts(model, tree: Tree, mask: np.ndarray, cats: list) -> None:
         if not isinstance(unpruned, Tree):
             raise _fail("unpruned_tree_ is not a tree")
         trees.append(unpruned)
-    classifier = isinstance(model, DecisionTreeClassifier)
+    classifier = isinstance(model, (DecisionTreeClassifier, OptimalTreeClassifier))
     for t in trees:
         if t.n_features != n:
             raise _fail("the trees do not have the same number of features")

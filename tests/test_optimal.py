@@ -1,0 +1,218 @@
+"""OptimalTreeClassifier: the optimum against a brute-force twin, the literature's optima,
+the time limit, and the readers every tree has."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_iris
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import treelearn as tl
+from treelearn import OptimalTreeClassifier
+from treelearn.engine import optimal as kernel
+
+DATA = Path(__file__).parent / "data" / "contree"
+JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
+
+
+def brute_force(X, y, w, K, depth, alpha, min_leaf):
+    """The least objective over every tree of depth <= ``depth``, by trying every split of
+    every node (each midpoint between two distinct values at the node), as printed: the
+    misclassified weight of each leaf plus ``alpha`` per leaf."""
+    def cost(rows, k):
+        cw = np.bincount(y[rows], weights=w[rows], minlength=K)
+        best = cw.sum() - cw.max() + alpha
+        if k == 0:
+            return best
+        for f in range(X.shape[1]):
+            vals = np.unique(X[rows, f])
+            for a, b in zip(vals[:-1], vals[1:], strict=True):
+                left = rows[X[rows, f] <= (a + b) / 2]
+                right = rows[X[rows, f] > (a + b) / 2]
+                if len(left) >= min_leaf and len(right) >= min_leaf:
+                    best = min(best, cost(left, k - 1) + cost(right, k - 1))
+        return best
+
+    return cost(np.arange(len(y)), depth)
+
+
+def tree_objective(model, X, y, w, alpha):
+    """The fitted tree's objective from its predictions: misclassified weight plus alpha per
+    leaf (what the search claims in ``objective_``)."""
+    wrong = model.predict(X) != y
+    return float(w[wrong].sum()) + alpha * model.tree_.n_leaves
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 22))
+    p = draw(st.integers(1, 3))
+    K = draw(st.integers(2, 3))
+    levels = draw(st.integers(1, 6))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, p)).astype(np.float64)
+    y = rng.integers(0, K, size=n)
+    w = rng.choice([0.5, 1.0, 2.0], size=n) if draw(st.booleans()) else np.ones(n)
+    depth = draw(st.integers(1, 3 if n <= 12 else 2))
+    alpha = draw(st.sampled_from([0.0, 0.5, 1.0, 2.5]))
+    min_leaf = draw(st.sampled_from([1, 1, 2, 3]))
+    return X, y, w, depth, alpha, min_leaf
+
+
+@settings(max_examples=60 if JIT else 15, deadline=None)
+@given(tables())
+def test_optimum_equals_brute_force(case):
+    X, y, w, depth, alpha, min_leaf = case
+    model = OptimalTreeClassifier(max_depth=depth, ccp_alpha=alpha,
+                                  min_samples_leaf=min_leaf).fit(X, y, sample_weight=w)
+    classes, codes = np.unique(y, return_inverse=True)
+    best = brute_force(X.astype(np.float32), codes, w, classes.size, depth, alpha, min_leaf)
+    assert model.optimal_
+    assert model.objective_ == pytest.approx(best, abs=1e-9)
+    assert model.lower_bound_ == model.objective_
+    assert model.objective_ <= model.greedy_objective_ + 1e-9
+    assert tree_objective(model, X, y, w, alpha) == pytest.approx(model.objective_, abs=1e-9)
+    assert model.get_depth() <= depth
+    if model.tree_.node_count > 1:  # a lone root is a tree whatever its size
+        assert model.tree_.n_node_samples[model.tree_.children_left == -1].min() >= min_leaf
+
+
+@settings(max_examples=40 if JIT else 10, deadline=None)
+@given(tables())
+def test_search_kernel_bounds(case):
+    """With any upper bound the kernel returns the optimum when it is below the bound and a
+    value at least the bound (a lower bound of the optimum) otherwise."""
+    X, y, w, depth, alpha, min_leaf = case
+    classes, y = np.unique(y, return_inverse=True)
+    X = X.astype(np.float32)
+    best = brute_force(X, y, w, classes.size, depth, alpha, min_leaf)
+    n, p = X.shape
+    ranks = np.stack([np.unique(X[:, f], return_inverse=True)[1] for f in range(p)])
+    ranks = ranks.astype(np.int32)
+    for ub in (best - 1.0, best, best + 1e-6, np.inf):
+        bufs = kernel.buffers(n, p, classes.size, depth)
+        for f in range(p):
+            bufs[0][0, f] = np.argsort(ranks[f], kind="stable")
+        bufs[1][0] = n
+        ctl = np.zeros(2, dtype=np.int64)
+        v = kernel.solve((ranks, y.astype(np.int64), w), bufs, np.array([alpha, 1e-9]),
+                         np.array([min_leaf, int(min_leaf == 1)], dtype=np.int64), ctl, 0,
+                         depth, ub)
+        if best < ub:
+            assert v == pytest.approx(best, abs=1e-9)
+        else:
+            assert best + 1e-9 >= v >= ub - 1e-9
+
+
+def test_segment_tree_against_plain_suffix_sums():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5, 8, 13):
+        size = 1
+        while size < n:
+            size *= 2
+        leaf = rng.normal(size=n)
+        mn, mx, lz = np.empty(2 * size), np.empty(2 * size), np.empty(2 * size)
+        kernel._seg_build(mn, mx, lz, size, leaf.copy())
+        plain = leaf.copy()
+        for _ in range(30):
+            lo = int(rng.integers(0, n))
+            val = float(rng.normal())
+            kernel.seg_add_suffix(mn, mx, lz, size, lo, val)
+            plain[lo:] += val
+            assert mn[1] == pytest.approx(plain.min())
+            assert mx[1] == pytest.approx(plain.max())
+
+
+def _bank():
+    d = np.loadtxt(DATA / "bank.txt")
+    return d[:, 1:], d[:, 0].astype(int)
+
+
+@pytest.mark.jit_only
+def test_banknote_depth_three_optimum_is_nineteen_errors():
+    # ConTree (Briţa, van der Linden, Demirović, AAAI 2025) reports 19 training errors for
+    # the optimal depth-3 tree on its bank table, and greedy CART about 74
+    X, y = _bank()
+    model = OptimalTreeClassifier(max_depth=3).fit(X, y)
+    assert model.optimal_
+    assert model.objective_ == 19.0
+    assert (model.predict(X) != y).sum() == 19
+    assert model.greedy_objective_ == 74.0
+
+
+def test_banknote_depth_two_and_a_time_limit():
+    X, y = _bank()
+    if not JIT:
+        X, y = X[::4], y[::4]
+    two = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert two.optimal_ and two.objective_ <= two.greedy_objective_
+    if JIT:
+        assert two.objective_ == 82.0  # ConTree's depth-2 optimum on the same table
+    limited = OptimalTreeClassifier(max_depth=4, time_limit=0.3).fit(X, y)
+    assert limited.objective_ <= limited.greedy_objective_
+    assert tree_objective(limited, X, y, np.ones(len(y)), 0.0) == limited.objective_
+    if not limited.optimal_:
+        assert limited.lower_bound_ <= limited.objective_
+
+
+@pytest.mark.jit_only
+def test_iris_depth_two_is_greedy_and_depth_three_beats_it():
+    X, y = load_iris(return_X_y=True)
+    two = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert two.objective_ == 6.0 == two.greedy_objective_
+    three = OptimalTreeClassifier(max_depth=3).fit(X, y)
+    assert three.optimal_ and three.objective_ < three.greedy_objective_
+
+
+@pytest.mark.jit_only
+def test_cost_per_leaf_prefers_smaller_trees():
+    X, y = load_iris(return_X_y=True)
+    free = OptimalTreeClassifier(max_depth=3).fit(X, y)
+    costly = OptimalTreeClassifier(max_depth=3, ccp_alpha=10.0).fit(X, y)
+    assert costly.tree_.n_leaves < free.tree_.n_leaves
+    assert costly.objective_ == pytest.approx(
+        tree_objective(costly, X, y, np.ones(len(y)), 10.0))
+
+
+def test_readers_files_and_sklearn(tmp_path):
+    X, y = load_iris(return_X_y=True)
+    model = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert "class:" in tl.export_text(model)
+    path = tl.save(model, tmp_path / "optimal.tlm")
+    back = tl.load(path)
+    assert isinstance(back, OptimalTreeClassifier)
+    assert back.optimal_ and back.objective_ == model.objective_
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    sk = tl.to_sklearn(model)
+    np.testing.assert_allclose(sk.predict_proba(X), model.predict_proba(X))
+
+
+def test_bad_input_is_refused_clearly():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="max_depth"):
+        OptimalTreeClassifier(max_depth=0).fit(X, y)
+    with pytest.raises(ValueError, match="max_depth"):
+        OptimalTreeClassifier(max_depth=7).fit(X, y)
+    with pytest.raises(ValueError, match="time_limit"):
+        OptimalTreeClassifier(time_limit=-1.0).fit(X, y)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        OptimalTreeClassifier().fit(Xn, y)
+    with pytest.raises(TypeError):
+        OptimalTreeClassifier().fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        OptimalTreeClassifier().fit(X, X[:, 0])
+
+
+@parametrize_with_checks([OptimalTreeClassifier(max_depth=2)])
+def test_sklearn_estimator_contract(estimator, check):
+    check(estimator)
