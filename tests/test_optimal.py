@@ -54,7 +54,7 @@ def tree_objective(model, X, y, w, alpha):
 def tables(draw):
     n = draw(st.integers(1, 22))
     p = draw(st.integers(1, 3))
-    K = draw(st.integers(2, 3))
+    K = draw(st.integers(2, 5))
     levels = draw(st.integers(1, 6))
     seed = draw(st.integers(0, 2**31))
     rng = np.random.default_rng(seed)

@@ -1,0 +1,83 @@
+"""Optimal trees: treelearn's OptimalTreeClassifier against pycontree (ConTree) and greedy CART.
+
+    python benchmarks/bench_optimal.py                      # the bank table shipped with the tests
+    python benchmarks/bench_optimal.py --data-dir DIR --tables bank raisin rice --depths 2 3
+
+``DIR`` is the ``train-datasets`` folder of ConTree's repository (github.com/ConSol-Lab/contree,
+MIT licence): one table per file, the class first on each line, then the features, separated
+by spaces. Each case is fitted in this process, best of ``--repeats``, with ``--time-limit``
+seconds for both solvers; the table prints the training errors each finds (equal when both
+prove their optimum), whether treelearn proved it, and the seconds. The first treelearn fit
+compiles the search's kernels and is not timed. Not a test: times depend on the machine.
+pycontree comes with the benchmark extra (``pip install -e ".[bench]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DIR = HERE.parent / "tests" / "data" / "contree"
+
+
+def load(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    d = np.loadtxt(path)
+    return d[:, 1:], d[:, 0].astype(np.int64)
+
+
+def best_of(fit, repeats: int):
+    best, model = np.inf, None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        model = fit()
+        best = min(best, time.perf_counter() - t)
+    return best, model
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--tables", nargs="*", default=["bank"])
+    ap.add_argument("--depths", nargs="*", type=int, default=[2, 3])
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    args = ap.parse_args()
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    from treelearn import OptimalTreeClassifier
+
+    try:
+        from pycontree import ConTree
+    except ImportError:  # pragma: no cover - the bench extra is not installed
+        ConTree = None
+    X, y = load(args.data_dir / f"{args.tables[0]}.txt")
+    OptimalTreeClassifier(max_depth=2).fit(X[:50], y[:50])  # compile outside the timings
+    print(f"{'table':10} {'rows':>6} {'p':>3} {'depth':>5} {'CART err':>8} {'tl err':>6} "
+          f"{'proven':>6} {'tl s':>8} {'ConTree err':>11} {'ConTree s':>9} {'ConTree/tl':>10}")
+    for name in args.tables:
+        X, y = load(args.data_dir / f"{name}.txt")
+        for depth in args.depths:
+            cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+            cart_err = int((cart.predict(X) != y).sum())
+            t_tl, tl = best_of(lambda X=X, y=y, depth=depth: OptimalTreeClassifier(
+                max_depth=depth, time_limit=args.time_limit).fit(X, y), args.repeats)
+            tl_err = int((tl.predict(X) != y).sum())
+            line = (f"{name:10} {X.shape[0]:>6} {X.shape[1]:>3} {depth:>5} {cart_err:>8} "
+                    f"{tl_err:>6} {str(tl.optimal_):>6} {t_tl:>8.3f}")
+            if ConTree is not None:
+                t_ct, ct = best_of(lambda X=X, y=y, depth=depth: ConTree(
+                    max_depth=depth, time_limit=args.time_limit).fit(X, y), args.repeats)
+                ct_err = int((ct.predict(X) != y).sum())
+                line += f" {ct_err:>11} {t_ct:>9.3f} {t_ct / t_tl:>10.2f}"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    from treelearn._progress import run_main
+
+    run_main(main)
