@@ -597,3 +597,21 @@ def test_fit_ensembles_and_baselines(table_csv):
         "fit", "shop.csv", "--target", "label", "--n-estimators", "5", cwd=d)
     assert "adaboost is for classification" in error(
         "fit", "shop.csv", "--target", "price", "--algorithm", "adaboost", cwd=d)
+
+
+def test_fit_the_optimal_tree(tmp_path):
+    d = np.loadtxt(Path(__file__).parent / "data" / "contree" / "bank.txt")
+    table = pd.DataFrame(d[:, 1:], columns=["a", "b", "c", "e"])
+    table["y"] = d[:, 0].astype(int)
+    table.to_csv(tmp_path / "bank.csv", index=False)
+    out = ok("fit", "bank.csv", "--target", "y", "--algorithm", "optimal", "--max-depth", "2",
+             "--cv", "0", "--time-limit", "60", "-o", "opt.tlm", cwd=tmp_path).stdout
+    assert "OptimalTreeClassifier(max_depth=2), optimal, not pruned" in out
+    model = tl.io.load(tmp_path / "opt.tlm")
+    assert isinstance(model, tl.OptimalTreeClassifier) and model.get_depth() <= 2
+    assert "is for --algorithm optimal" in error("fit", "bank.csv", "--target", "y",
+                                                 "--time-limit", "3", cwd=tmp_path)
+    assert "not pruned" in error("fit", "bank.csv", "--target", "y", "--algorithm", "optimal",
+                                 "--prune", "cv", cwd=tmp_path)
+    assert "takes --max-depth" in error("fit", "bank.csv", "--target", "y", "--algorithm",
+                                        "optimal", "--criterion", "gini", cwd=tmp_path)

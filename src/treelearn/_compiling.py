@@ -287,6 +287,8 @@ def _warm_up(est: Any) -> list[str]:
     model = clone(est)
     if "n_estimators" in model.get_params():
         model.set_params(n_estimators=2)
+    if "time_limit" in model.get_params():  # the optimal search: one kernel for every depth
+        model.set_params(max_depth=2)
     classify = is_classifier(model)
     lines = []
     for kind, X, y, w in _variants(model, classify):

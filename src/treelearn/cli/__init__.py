@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="the table (.csv, .tsv, .parquet)")
     p.add_argument("--target", required=True, help="the column to predict")
     p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "m5", "forest",
-                                           "extra", "adaboost", "oner"), default="cart",
+                                           "extra", "adaboost", "oner", "optimal"),
+                   default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
                         "unpruned), tree (scikit-learn's defaults, unpruned), m5 (model "
@@ -94,7 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "targets); ensembles: "
                         "forest (random forest), extra (extremely randomized trees; numeric "
                         "columns without missing values), adaboost (boosted stumps, or trees "
-                        "of --max-depth); oner (Holte's one-attribute rule, a yardstick)")
+                        "of --max-depth); oner (Holte's one-attribute rule, a yardstick); "
+                        "optimal (the proven optimal tree of --max-depth, default 3, by "
+                        "branch and bound; numeric columns without missing values)")
+    p.add_argument("--time-limit", type=float,
+                   help="seconds the optimal search may take (default: to its end); the "
+                        "best tree found so far is kept")
     p.add_argument("--n-estimators", type=int,
                    help="trees of forest and extra (default 100), rounds of adaboost "
                         "(default 50)")

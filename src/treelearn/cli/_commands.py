@@ -144,7 +144,8 @@ ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "extra": ("ExtraTreesClassifier", "ExtraTreesRegressor"),
                "adaboost": ("AdaBoostClassifier", None),
                "oner": ("OneRClassifier", None),
-               "m5": (None, "M5Regressor")}
+               "m5": (None, "M5Regressor"),
+               "optimal": ("OptimalTreeClassifier", None)}
 _TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                  "max_leaf_nodes", "splitter")
 _ENSEMBLES = ("forest", "extra", "adaboost", "oner")
@@ -172,6 +173,20 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
         raise UserError(f"--n-estimators must be at least 1; got {args.n_estimators}")
     cats = cols.categorical or None
     given = {opt: getattr(args, opt) for opt in _TREE_OPTIONS if getattr(args, opt) is not None}
+    if args.time_limit is not None and algo != "optimal":
+        raise UserError("--time-limit is for --algorithm optimal")
+    if algo == "optimal":
+        if args.prune is not None:
+            raise UserError("--prune is for greedy trees; an optimal tree is not pruned")
+        other = [opt for opt in given if opt not in ("max_depth", "min_samples_leaf")]
+        if other:
+            raise UserError(f"optimal takes --max-depth and --min-samples-leaf (got "
+                            f"--{other[0]})".replace("_", "-"))
+        if cats:
+            raise UserError("optimal needs numeric columns; encode the categorical ones "
+                            f"first ({', '.join(cols.categorical)})")
+        return treelearn.OptimalTreeClassifier(**{"max_depth": 3, **given},
+                                               time_limit=args.time_limit)
     if algo == "oner":
         if given:
             raise UserError(f"oner has no tree options (got --{next(iter(given))})".replace(
@@ -387,6 +402,8 @@ def _describe(est) -> str:
         if isinstance(base, object) and getattr(base, "max_depth", None) is not None:
             parts.append(f"max_depth={base.max_depth}")
         return f"{type(est).__name__}({', '.join(parts)})"
+    if not hasattr(est, "prune"):  # the optimal tree: no criterion, no pruning
+        return f"{type(est).__name__}(max_depth={est.max_depth}), optimal, not pruned"
     prune = getattr(est, "prune", None)
     how = {"cv": f"{est.prune_cv}-fold CV pruning, "
         f"{'1-SE' if est.prune_rule == '1se' else 'minimum'} rule" if isinstance(
