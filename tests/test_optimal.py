@@ -210,6 +210,10 @@ def test_bad_input_is_refused_clearly():
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         OptimalTreeClassifier().fit(Xn, y)
+    fitted = OptimalTreeClassifier(max_depth=1).fit(X, y)
+    for method in (fitted.predict, fitted.predict_proba, fitted.apply, fitted.decision_path):
+        with pytest.raises(ValueError, match="NaN"):  # no branch for a missing value
+            method(Xn)
     with pytest.raises(TypeError):
         OptimalTreeClassifier().fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="Unknown label type"):

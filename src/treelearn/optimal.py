@@ -28,7 +28,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._docs import fits, takes_rows
+from ._docs import fits
 from ._estimators import (
     BaseDecisionTree,
     DecisionTreeClassifier,
@@ -202,17 +202,13 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         self.tree_ = _tree_of(records, X, codes, w, self.n_classes_)
         return self
 
-    @interruptible
-    @takes_rows("proba : ndarray of shape (n_samples, n_classes)",
-                "Columns in the order of ``classes_``.")
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities: the weighted class fractions of each sample's leaf."""
+    def _validate_X_predict(self, X):
+        # numbers only and no missing values, as at fit: a NaN has no branch in these trees
         check_is_fitted(self, "tree_")
-        X = check_X(self, X, reset=False, allow_nan=False)
-        proba = self.tree_.predict(X)[:, 0, :]
-        normalizer = proba.sum(axis=1, keepdims=True)
-        normalizer[normalizer == 0.0] = 1.0
-        return proba / normalizer
+        return check_X(self, X, reset=False, allow_nan=False)
+
+    #: The class fractions of each row's leaf, as every treelearn classifier tree gives them.
+    predict_proba = DecisionTreeClassifier.predict_proba
 
 
 def _run(solve, args, ctl: np.ndarray, time_limit: float | None) -> bool:
@@ -296,7 +292,7 @@ def _records_of(tree: Tree) -> list[tuple[int, float]]:
     return out
 
 
-def _walk(records, X, y, w, K):
+def _walk(records, X):
     """Each node of the preorder ``records`` with its rows: ``(feature, threshold, rows,
     left, right)`` in preorder (children by position)."""
     nodes: list[list] = []
@@ -323,7 +319,7 @@ def objective(records, X, y, w, K: int, alpha: float) -> float:
     """Misclassified weight plus ``alpha`` per leaf of the tree ``records`` on the data: the
     quantity the search minimises, computed plainly from the rows reaching each leaf."""
     total = 0.0
-    for f, _, rows, _, _ in _walk(records, X, y, w, K):
+    for f, _, rows, _, _ in _walk(records, X):
         if f < 0:
             cw = np.bincount(y[rows], weights=w[rows], minlength=K)
             total += float(cw.sum() - cw.max()) + alpha
@@ -332,7 +328,7 @@ def objective(records, X, y, w, K: int, alpha: float) -> float:
 
 def _tree_of(records, X, y, w, K: int) -> Tree:
     """The :class:`Tree` of the preorder ``records`` with the training rows' statistics."""
-    nodes = _walk(records, X, y, w, K)
+    nodes = _walk(records, X)
     m = len(nodes)
     left = np.full(m, TREE_LEAF, dtype=np.intp)
     right = np.full(m, TREE_LEAF, dtype=np.intp)

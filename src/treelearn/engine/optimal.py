@@ -278,7 +278,7 @@ def _child_lists(data, bufs, d, f, thr, right):
 @njit
 def _copy_record(src, d_src, dst, d_dst, n, at):
     for k in range(n):
-        for q in range(3):
+        for q in range(REC_FIELDS):
             dst[d_dst, q, at + k] = src[d_src, q, k]
 
 
@@ -535,17 +535,19 @@ def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
     # features in order of their best Gini split, each feature's best Gini threshold first:
     # good incumbents early make the bounds bite (ConTree's ordering)
     score = np.full(p, -np.inf)
+    firsts = np.zeros(p, dtype=np.int64)
     for f in range(p):
         q = _fill_positions(data, bufs, ipar, d, f)
         if q > 0:
-            score[f] = _gini_best(data, bufs, d, f, q)[1]
+            firsts[f], score[f] = _gini_best(data, bufs, d, f, q)
     order = np.argsort(-score, kind="mergesort")
     for f in order:
+        # pos[d] holds one feature's thresholds at a time: filled again for this one
         q = _fill_positions(data, bufs, ipar, d, f)
         if q == 0:
             continue
         lf = lists[d, f]
-        first = _gini_best(data, bufs, d, f, q)[0] if prune else -1
+        first = firsts[f] if prune else -1
         # candidate intervals of pos[d] still to visit, each with the evaluated thresholds
         # around it (-1: none): middle first (bisection)
         stk[d, 0, 0] = 0
@@ -659,8 +661,8 @@ def buffers(n: int, p: int, n_classes: int, depth: int) -> tuple:
     S = 2 ** (depth + 1) - 1
     K = max(n_classes, 1)
     return (np.empty((D, p, n), dtype=np.int32), np.zeros(D, dtype=np.int64),
-            np.full((D, 3, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
-            np.full((D, 3, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
+            np.full((D, REC_FIELDS, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
+            np.full((D, REC_FIELDS, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
             np.empty((D, max(n, 1)), dtype=np.int64), np.empty((D, n + 1)),
             np.empty((D, max(n, 1) + 1, 4), dtype=np.int64), np.empty((D, 2, K)),
             np.empty((D, 2, K)), np.empty((D, 2, 4)), np.empty((D, 2), dtype=np.int64),
