@@ -97,38 +97,21 @@ def test_search_kernel_bounds(case):
     n, p = X.shape
     ranks = np.stack([np.unique(X[:, f], return_inverse=True)[1] for f in range(p)])
     ranks = ranks.astype(np.int32)
-    for ub in (best - 1.0, best, best + 1e-6, np.inf):
-        bufs = kernel.buffers(n, p, classes.size, depth)
-        for f in range(p):
-            bufs[0][0, f] = np.argsort(ranks[f], kind="stable")
-        bufs[1][0] = n
-        ctl = np.zeros(2, dtype=np.int64)
-        v = kernel.solve((ranks, y.astype(np.int64), w), bufs, np.array([alpha, 1e-9]),
-                         np.array([min_leaf, int(min_leaf == 1)], dtype=np.int64), ctl, 0,
-                         depth, ub)
-        if best < ub:
-            assert v == pytest.approx(best, abs=1e-9)
-        else:
-            assert best + 1e-9 >= v >= ub - 1e-9
-
-
-def test_segment_tree_against_plain_suffix_sums():
-    rng = np.random.default_rng(3)
-    for n in (1, 2, 5, 8, 13):
-        size = 1
-        while size < n:
-            size *= 2
-        leaf = rng.normal(size=n)
-        mn, mx, lz = np.empty(2 * size), np.empty(2 * size), np.empty(2 * size)
-        kernel._seg_build(mn, mx, lz, size, leaf.copy())
-        plain = leaf.copy()
-        for _ in range(30):
-            lo = int(rng.integers(0, n))
-            val = float(rng.normal())
-            kernel.seg_add_suffix(mn, mx, lz, size, lo, val)
-            plain[lo:] += val
-            assert mn[1] == pytest.approx(plain.min())
-            assert mx[1] == pytest.approx(plain.max())
+    # one memo kept over the calls, so answers stored under one bound serve the next; a
+    # memo of two slots overwrites them all the time
+    memos = [kernel.memo(n, depth), kernel.memo(n, depth, capacity=2)]
+    for ub in (best - 1.0, best, best + 1e-6, np.inf, best - 0.5):
+        for memo in memos:
+            bufs = kernel.buffers(ranks, classes.size, depth)
+            ctl = np.zeros(2, dtype=np.int64)
+            v = kernel.solve((ranks, y.astype(np.int64), w), bufs, memo,
+                             np.array([alpha, 1e-9]),
+                             np.array([min_leaf, int(min_leaf == 1)], dtype=np.int64), ctl, 0,
+                             depth, ub)
+            if best < ub:
+                assert v == pytest.approx(best, abs=1e-9)
+            else:
+                assert best + 1e-9 >= v >= ub - 1e-9
 
 
 def _bank():

@@ -174,10 +174,8 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         Xk, yk, wk = X[keep], codes[keep], w[keep]
         ranks, values = _ranks(Xk)
         n, p = Xk.shape
-        bufs = kernel.buffers(n, p, self.n_classes_, depth)
-        for f in range(p):
-            bufs[0][0, f] = np.argsort(ranks[f], kind="stable")
-        bufs[1][0] = n
+        bufs = kernel.buffers(ranks, self.n_classes_, depth)
+        memo = kernel.memo(n, depth)
         total = float(wk.sum())
         # 1e-9 of the total weight: above the rounding of sums of weights, below any real
         # difference between two trees' objectives unless weights differ by 1e-9 relatively
@@ -185,7 +183,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         fpar = np.array([alpha, tol])
         ipar = np.array([min_leaf, 1 if min_leaf == 1 else 0], dtype=np.int64)
         ctl = np.zeros(2, dtype=np.int64)
-        stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, fpar, ipar, ctl, 0, depth,
+        stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, memo, fpar, ipar, ctl, 0, depth,
                                       self.greedy_objective_ + tol), ctl, self.time_limit)
         found = _records_from_kernel(bufs, values)
         found_obj = objective(found, X, codes, w, self.n_classes_, alpha)
@@ -263,9 +261,9 @@ def _threshold(lo: np.float32, hi: np.float32) -> float:
     return t
 
 
-def _records_from_kernel(bufs: tuple, values: list[np.ndarray]) -> list[tuple[int, float]]:
+def _records_from_kernel(bufs: kernel.Scratch, values: list[np.ndarray]) -> list[tuple[int, float]]:
     """The root's recorded tree in preorder as ``(feature, threshold)`` (feature -1: leaf)."""
-    res, rlen = bufs[2], bufs[3]
+    res, rlen = bufs.res, bufs.rlen
     out = []
     for k in range(int(rlen[0])):
         f = int(res[0, 0, k])

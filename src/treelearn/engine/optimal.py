@@ -13,8 +13,8 @@ list per feature, as the presorted engine keeps them):
   and MurTree, Demirović et al., JMLR 2022): a node's subproblem is solved with an upper
   bound, the cost it must beat; one child is solved with that bound less the least the
   other can cost (one leaf, ``alpha``), the other with what the first leaves; a subproblem
-  that cannot beat its bound returns a proven lower bound of its optimum (the bound itself,
-  or the exact optimum where the depth-2 solver below computed it).
+  that cannot beat its bound returns a proven lower bound of its optimum (the bound itself;
+  the optimum at depth 1).
 * **The similarity bound on neighbouring thresholds** (ConTree: Brița, van der Linden and
   Demirović, "Optimal classification trees for continuous feature data using dynamic
   programming with branch-and-bound", AAAI 2025). Moving rows of total weight ``d`` from one
@@ -28,24 +28,42 @@ list per feature, as the presorted engine keeps them):
 * **ConTree's subinterval bound**: removing rows never raises a subtree's optimum, so a
   threshold between two evaluated ones ``a < b`` costs at least the left side's bound at
   ``a`` plus the right side's at ``b``; an interval whose bound reaches the incumbent is
-  skipped whole. The larger side of a split is solved first, and its cost limits the
-  smaller one's search.
+  skipped whole.
+* **ConTree's interval handling**: intervals are visited breadth first (a queue, so the
+  search sees every part of a feature's range coarsely before any finely), each is shrunk
+  again by its ends' similarity radius when taken from the queue (the incumbent may have
+  fallen since), and the larger side of a split is solved first, its cost limiting the
+  smaller one's search; the smaller one is searched with a bound raised by the moved weight
+  from the threshold to the interval's ends, so that its cost, or a bound that high, lets
+  the similarity bound rule out the whole interval rather than one threshold.
 * **Good incumbents first** (ConTree's ordering): features in order of their best Gini
   split, each feature's best Gini threshold evaluated before the bisection.
-* **A depth-2 solver** (MurTree's idea of a specialised solver for the last two levels, here
-  for continuous features and up to :data:`SWEEP_MAX_CLASSES` classes): for a root feature
-  ``f`` and a second feature ``g`` the rows move to the left side one at a time in ``f``'s
-  order, and each side's best stump on ``g`` follows from the extremes, over ``g``'s cuts, of
-  the differences of class weights ``a_c(t) - a_e(t)``, kept in segment trees that a moved
-  row updates on a suffix of cuts: all thresholds of the node in ``O(p^2 K^2 m log m)``, and
-  the exact optimum as the bound its parent prunes with. With more classes (``K^2`` trees
-  per side) each threshold is evaluated by one pass over every feature's rows, both sides at
-  once, with the bounds above (measured: segment, 7 classes, depth 2: 1.25 s by the sweep,
-  0.23 s so).
+* **Depth two** (MurTree's and ConTree's specialised solver for the last two levels): a
+  threshold of a depth-2 subproblem is evaluated by one pass over every feature's sorted
+  rows, both sides at once, giving both sides' best stumps exactly; within a pass, the cuts
+  after one that costs ``e`` more than the side's best are not scored until that much
+  weight has moved (each moved row changes a stump's error by at most its weight:
+  ConTree's skipping).
+* **A memo of solved subproblems** (the cache of DL8.5 and ConTree): the same rows meet the
+  same depth budget under another order of splits (``x1`` then ``x2`` or ``x2`` then
+  ``x1``); a subproblem's optimum with its tree, or the lower bound it proved, is stored
+  under a 128-bit key of its row set (:func:`_memo_slot`) for depth budgets 2 to
+  :data:`MEMO_MAX_DEPTH`.
 * **Trivial bounds**: a subtree with a split costs at least ``2 alpha``, so a node whose leaf
   misclassifies at most ``alpha`` is a leaf; a pure node is a leaf.
 * **An upper bound from the greedy tree** is given by the caller (the estimator fits CART of
   the same depth first).
+
+Measured (``benchmarks/bench_optimal.py``, ConTree's tables; seconds of the commit before
+these techniques -> with them; e.g. page depth 3: 36.4 -> 2.6 s, segment depth 3: 25.3 ->
+1.9 s, wilt depth 3: 1.7 -> 0.21 s), the raised bound of the smaller side gave most of the
+gain. Tried and not kept: an exact depth-2 sweep (for a root feature and a second feature,
+the rows move left one at a time and each side's best stump follows from the extremes of
+class-weight differences kept in segment trees, ``O(p^2 K^2 m log m)`` per subproblem): it
+proves every threshold at once, but bisection with the bounds evaluates a few per cent of
+the thresholds, and the sweep was 1.2-5x slower on every table but rice (13.1 s against
+16.8 s at depth 3); handing a subproblem over to it after a budget of evaluations was
+slower than either.
 
 The solution is recorded as it is found: each depth level keeps the best subtree of its
 current subproblem in preorder (``res[d]``: feature, the largest rank on the left, the
@@ -61,6 +79,8 @@ thresholds evaluated.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .config import njit
@@ -73,8 +93,14 @@ REC_FIELDS = 3
 #: ``ctl`` fields: the stop flag, the thresholds evaluated so far.
 C_STOP = 0
 C_EVALS = 1
-#: Most classes for which depth-2 subproblems are solved by :func:`depth_two`'s sweep.
-SWEEP_MAX_CLASSES = 3
+#: Memo slot kinds: empty, an optimum with its tree, a lower bound.
+M_EMPTY = 0
+M_EXACT = 1
+M_BOUND = 2
+#: Slots probed for a key before a stored answer is overwritten.
+MEMO_PROBES = 8
+#: Largest depth budget of a memoised subproblem (its tree is stored: 2**(k+1) - 1 nodes).
+MEMO_MAX_DEPTH = 3
 
 
 @njit
@@ -104,12 +130,17 @@ def side_stumps(lst, m, rank_f, thr, rank_g, g, y, w, min_leaf, alpha, tot, ntot
     cum[:, :] = 0.0
     seen = np.zeros(2, dtype=np.int64)
     last = np.full(2, -1, dtype=np.int64)
+    # credit: the weight that may still move to a side's left before one of its cuts can cost
+    # less than its best (each moved row changes a stump's error by at most its weight), so
+    # cuts are not scored while it is positive (ConTree's skipping in its depth-two solver)
+    credit = np.zeros(2)
     for j in range(m):
         r = lst[j]
         gr = np.int64(rank_g[r])
         s = 1 if rank_f[r] > thr else 0
         # a cut before this row when its value differs from the side's previous row
-        if seen[s] >= min_leaf and ntot[s] - seen[s] >= min_leaf and gr != last[s]:
+        if (credit[s] <= 0.0 and gr != last[s] and seen[s] >= min_leaf
+                and ntot[s] - seen[s] >= min_leaf):
             lw = 0.0
             ltop = 0.0
             rw = 0.0
@@ -127,7 +158,9 @@ def side_stumps(lst, m, rank_f, thr, rank_g, g, y, w, min_leaf, alpha, tot, ntot
                 out[s, 1] = last[s]
                 out[s, 2] = gr
                 out[s, 3] = g
+            credit[s] = cost - out[s, 0]
         cum[s, y[r]] += w[r]
+        credit[s] -= w[r]
         seen[s] += 1
         last[s] = gr
 
@@ -171,8 +204,8 @@ def _stumps_below(data, bufs, fpar, ipar, d, f, thr, i):
     row of feature ``f`` (``thr``: the largest rank on the left; ``f < 0``: no split, every
     row on side 0); the costs in ``out[d, s, 0]``."""
     rank, y, w = data
-    lists, size = bufs[0], bufs[1]
-    tot, cum, out, ntot = bufs[9], bufs[10], bufs[11], bufs[12]
+    lists, size = bufs.lists, bufs.size
+    tot, cum, out, ntot = bufs.tot, bufs.cum, bufs.out, bufs.ntot
     alpha, min_leaf = fpar[0], ipar[0]
     m = size[d]
     fr = rank[max(f, 0)]
@@ -200,7 +233,7 @@ def _fill_positions(data, bufs, ipar, d, f):
     leaves ``i`` sorted rows on the left) in ``pos[d]``, the prefix weights of the sorted rows
     in ``pw[d]``; returns their number."""
     rank, y, w = data
-    lists, size, pos, pw = bufs[0], bufs[1], bufs[6], bufs[7]
+    lists, size, pos, pw = bufs.lists, bufs.size, bufs.pos, bufs.pw
     min_leaf = ipar[0]
     m = size[d]
     lf = lists[d, f]
@@ -222,7 +255,7 @@ def _gini_best(data, bufs, d, f, q):
     better). Visited first, it gives the search a good incumbent early (ConTree's ordering
     by Gini)."""
     rank, y, w = data
-    lists, size, pos, tot = bufs[0], bufs[1], bufs[6], bufs[9]
+    lists, size, pos, tot = bufs.lists, bufs.size, bufs.pos, bufs.tot
     m = size[d]
     lf = lists[d, f]
     K = tot.shape[2]
@@ -256,13 +289,16 @@ def _gini_best(data, bufs, d, f, q):
 
 
 @njit
-def _child_lists(data, bufs, d, f, thr, right):
-    """Level ``d + 1``'s sorted lists: the rows of level ``d`` on one side of ``rank_f <= thr``."""
+def _child_lists(data, bufs, memo, d, f, thr, right):
+    """Level ``d + 1``'s sorted lists: the rows of level ``d`` on one side of ``rank_f <= thr``;
+    and the key of that row set (:func:`_memo_slot`)."""
     rank = data[0]
-    lists, size = bufs[0], bufs[1]
+    lists, size = bufs.lists, bufs.size
     m = size[d]
     rf = rank[f]
     c = 0
+    h0 = np.uint64(0)
+    h1 = np.uint64(0)
     for g in range(rank.shape[0]):
         src = lists[d, g]
         dst = lists[d + 1, g]
@@ -272,7 +308,49 @@ def _child_lists(data, bufs, d, f, thr, right):
             if (rf[r] > thr) == right:
                 dst[c] = r
                 c += 1
+                if g == 0:
+                    h0 += memo.z[r, 0]
+                    h1 += memo.z[r, 1]
     size[d + 1] = c
+    memo.hsh[d + 1, 0] = h0
+    memo.hsh[d + 1, 1] = h1
+
+
+@njit
+def _memo_slot(memo, d, k, m):
+    """The memo's slot for level ``d``'s rows with depth budget ``k``: ``(slot, found)``; when
+    not found, the slot to store the answer in (the first free one of the probe, else the
+    first probed, overwritten). A row set's key is the wrapping sum of two random 64-bit
+    numbers per row (Zobrist hashing) with its row count and ``k``: two different sets share
+    it with probability about 2**-128 per pair."""
+    cap = memo.val.shape[0]
+    h0 = memo.hsh[d, 0]
+    h1 = memo.hsh[d, 1]
+    start = np.int64(h0 & np.uint64(cap - 1))
+    for t in range(MEMO_PROBES):
+        i = (start + t) & (cap - 1)
+        if memo.meta[i, 2] == M_EMPTY:
+            return i, False
+        if (memo.keys[i, 0] == h0 and memo.keys[i, 1] == h1 and memo.meta[i, 0] == k
+                and memo.meta[i, 1] == m):
+            return i, True
+    return start, False
+
+
+@njit
+def _memo_store(memo, bufs, d, k, m, slot, value, exact):
+    memo.keys[slot, 0] = memo.hsh[d, 0]
+    memo.keys[slot, 1] = memo.hsh[d, 1]
+    memo.meta[slot, 0] = k
+    memo.meta[slot, 1] = m
+    memo.meta[slot, 2] = M_EXACT if exact else M_BOUND
+    memo.val[slot] = value
+    if exact:
+        n = bufs.rlen[d]
+        memo.reclen[slot] = n
+        for j in range(n):
+            for q in range(REC_FIELDS):
+                memo.rec[slot, q, j] = bufs.res[d, q, j]
 
 
 @njit
@@ -283,231 +361,16 @@ def _copy_record(src, d_src, dst, d_dst, n, at):
 
 
 @njit
-def _seg_apply(mn, mx, lz, v, val):
-    mn[v] += val
-    mx[v] += val
-    lz[v] += val
-
-
-@njit
-def _seg_pull(mn, mx, lz, v):
-    """Recompute the ancestors of node ``v`` from their children and pending additions."""
-    v >>= 1
-    while v >= 1:
-        mn[v] = min(mn[2 * v], mn[2 * v + 1]) + lz[v]
-        mx[v] = max(mx[2 * v], mx[2 * v + 1]) + lz[v]
-        v >>= 1
-
-
-@njit
-def seg_add_suffix(mn, mx, lz, size, lo, val):
-    """Add ``val`` to leaves ``[lo, size)`` of a min/max segment tree of ``size`` leaves (a
-    power of two) kept without pushing additions down (``lz``: what a node added to all of
-    its leaves); the root ``mn[1]``/``mx[1]`` is then the minimum / maximum of the leaves."""
-    a = lo + size
-    b = 2 * size
-    a0 = a
-    while a < b:
-        if a & 1:
-            _seg_apply(mn, mx, lz, a, val)
-            a += 1
-        if b & 1:
-            b -= 1
-            _seg_apply(mn, mx, lz, b, val)
-        a >>= 1
-        b >>= 1
-    _seg_pull(mn, mx, lz, a0)
-    _seg_pull(mn, mx, lz, 2 * size - 1)
-
-
-@njit
-def _seg_build(mn, mx, lz, size, leaf):
-    """A tree over the leaves ``leaf[:n]`` (the rest padded to stay out of min and max)."""
-    n = leaf.shape[0]
-    for t in range(size):
-        if t < n:
-            mn[size + t] = leaf[t]
-            mx[size + t] = leaf[t]
-        else:
-            mn[size + t] = np.inf
-            mx[size + t] = -np.inf
-        lz[size + t] = 0.0
-    for v in range(size - 1, 0, -1):
-        lz[v] = 0.0
-        mn[v] = min(mn[2 * v], mn[2 * v + 1])
-        mx[v] = max(mx[2 * v], mx[2 * v + 1])
-
-
-@njit
-def _best_stump_error(tot, mn, mx, pairs_c, pairs_e):
-    """The least misclassified weight of a stump (or the leaf) of one side from its class
-    weights ``tot`` and the extremes over cuts of ``D_ce(t) = a_c(t) - a_e(t)`` for each pair
-    ``c < e`` (tree ``j`` of ``mn``/``mx``): the error is the side's weight less the best of
-    ``T_c`` (the leaf) and ``T_e + max_t D_ce``, ``T_c - min_t D_ce`` (left class, right class)."""
-    W = 0.0
-    keep = 0.0
-    for c in range(tot.shape[0]):
-        W += tot[c]
-        keep = max(keep, tot[c])
-    for j in range(pairs_c.shape[0]):
-        c = pairs_c[j]
-        e = pairs_e[j]
-        keep = max(keep, tot[e] + mx[j, 1])
-        keep = max(keep, tot[c] - mn[j, 1])
-    return W - keep
-
-
-@njit
-def depth_two(data, bufs, fpar, ipar, ctl, d, target):
-    """The best split of level ``d``'s rows with the best stump (or leaf) below each side,
-    every threshold of every feature, if it costs less than ``target`` (recorded in
-    ``res[d]``); returns the new target and the least cost of a split (exact, whatever the
-    target). ``min_leaf`` must be 1.
-
-    For a root feature ``f`` and a second feature ``g``, the rows move to the left side one at
-    a time in ``f``'s order; a side's best stump on ``g`` follows from the extremes over the
-    cuts ``t`` of ``g`` of the class-weight differences ``a_c(t) - a_e(t)``, kept in segment
-    trees (one per class pair and side) that a moved row updates on a suffix of cuts: each
-    root threshold costs ``O(p K^2 log m)`` instead of a pass over the node's rows per
-    feature. A cut with an empty side scores as the leaf, so it never wins."""
-    rank, y, w = data
-    lists, size, res, rlen = bufs[0], bufs[1], bufs[2], bufs[3]
-    pos, out = bufs[6], bufs[11]
-    alpha = fpar[0]
-    m = size[d]
-    p = rank.shape[0]
-    K = bufs[13].shape[1]
-    npairs = K * (K - 1) // 2
-    pairs_c = np.empty(npairs, dtype=np.int64)
-    pairs_e = np.empty(npairs, dtype=np.int64)
-    j = 0
-    for c in range(K):
-        for e in range(c + 1, K):
-            pairs_c[j] = c
-            pairs_e[j] = e
-            j += 1
-    seg = 1
-    while seg < m:
-        seg *= 2
-    mnL = np.empty((npairs, 2 * seg))
-    mxL = np.empty((npairs, 2 * seg))
-    lzL = np.empty((npairs, 2 * seg))
-    mnR = np.empty((npairs, 2 * seg))
-    mxR = np.empty((npairs, 2 * seg))
-    lzR = np.empty((npairs, 2 * seg))
-    lrank = np.empty(rank.shape[1], dtype=np.int64)
-    leafv = np.empty(m)
-    totL = np.empty(K)
-    totR = np.empty(K)
-    totN = np.zeros(K)
-    for jj in range(m):
-        r = lists[d, 0, jj]
-        totN[y[r]] += w[r]
-    best_side = np.empty((2, m))
-    lowest = np.inf
-    best_f = np.int64(-1)
-    best_i = np.int64(-1)
-    for f in range(p):
-        if ctl[C_STOP] != 0:
-            return target, lowest
-        q = _fill_positions(data, bufs, ipar, d, f)
-        if q == 0:
-            continue
-        lf = lists[d, f]
-        ctl[C_EVALS] += q
-        # each side's leaf error at each threshold: the start of the best stump search
-        totL[:] = 0.0
-        k = 0
-        for jj in range(m):
-            if k < q and pos[d, k] == jj:
-                errL = 0.0
-                errR = 0.0
-                wl = 0.0
-                wr = 0.0
-                for c in range(K):
-                    wl += totL[c]
-                    wr += totN[c] - totL[c]
-                    errL = max(errL, totL[c])
-                    errR = max(errR, totN[c] - totL[c])
-                best_side[0, k] = wl - errL + alpha
-                best_side[1, k] = wr - errR + alpha
-                k += 1
-            totL[y[lf[jj]]] += w[lf[jj]]
-        for g in range(p):
-            lg = lists[d, g]
-            R = 0
-            for jj in range(m):
-                r = lg[jj]
-                if jj > 0 and rank[g, r] != rank[g, lg[jj - 1]]:
-                    R += 1
-                lrank[r] = R
-            R += 1
-            for pj in range(npairs):
-                c = pairs_c[pj]
-                e = pairs_e[pj]
-                # the node's D_ce at each cut of g, for the right side's start
-                acc = 0.0
-                for jj in range(m):
-                    r = lg[jj]
-                    if y[r] == c:
-                        acc += w[r]
-                    elif y[r] == e:
-                        acc -= w[r]
-                    leafv[lrank[r]] = acc
-                _seg_build(mnR[pj], mxR[pj], lzR[pj], seg, leafv[:R])
-                leafv[:R] = 0.0
-                _seg_build(mnL[pj], mxL[pj], lzL[pj], seg, leafv[:R])
-            totL[:] = 0.0
-            k = 0
-            for jj in range(m):
-                if k < q and pos[d, k] == jj:
-                    for c in range(K):
-                        totR[c] = totN[c] - totL[c]
-                    eL = _best_stump_error(totL, mnL, mxL, pairs_c, pairs_e)
-                    eR = _best_stump_error(totR, mnR, mxR, pairs_c, pairs_e)
-                    best_side[0, k] = min(best_side[0, k], eL + 2.0 * alpha)
-                    best_side[1, k] = min(best_side[1, k], eR + 2.0 * alpha)
-                    k += 1
-                r = lf[jj]
-                cr = y[r]
-                wr_ = w[r]
-                totL[cr] += wr_
-                for pj in range(npairs):
-                    if pairs_c[pj] == cr:
-                        sgn = 1.0
-                    elif pairs_e[pj] == cr:
-                        sgn = -1.0
-                    else:
-                        continue
-                    seg_add_suffix(mnL[pj], mxL[pj], lzL[pj], seg, lrank[r], sgn * wr_)
-                    seg_add_suffix(mnR[pj], mxR[pj], lzR[pj], seg, lrank[r], -sgn * wr_)
-        for k in range(q):
-            v = best_side[0, k] + best_side[1, k]
-            lowest = min(lowest, v)
-            if v < target:
-                target = v
-                best_f = f
-                best_i = pos[d, k]
-    if best_f >= 0:
-        # the winner's stumps and thresholds, by the plain per-side scan
-        lf = lists[d, best_f]
-        thr = np.int64(rank[best_f, lf[best_i - 1]])
-        _stumps_below(data, bufs, fpar, ipar, d, best_f, thr, best_i)
-        _put(res, d, 0, best_f, thr, np.int64(rank[best_f, lf[best_i]]))
-        at = _put_stump(res, d, np.int64(1), out[d, 0])
-        rlen[d] = _put_stump(res, d, at, out[d, 1])
-        target = out[d, 0, 0] + out[d, 1, 0]
-    return target, lowest
-
-
-@njit
-def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
+def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
     """Optimal cost of a tree of depth at most ``k`` over level ``d``'s rows, if below ``ub``
     (the tree then in ``res[d]``); otherwise a lower bound of it that is at least ``ub``
-    (the optimum itself when ``k <= 2``).
+    (the optimum itself when ``k <= 1``).
     Returns at once (a meaningless value) when ``ctl[C_STOP]`` is set."""
     rank, y, w = data
-    lists, size, res, rlen, tmp, tmplen, pos, pw, stk, tot, cum, out, ntot, cw, lbL, lbR = bufs
+    lists, size, res, rlen, tmp, tmplen = (bufs.lists, bufs.size, bufs.res, bufs.rlen, bufs.tmp,
+                                           bufs.tmplen)
+    pos, pw, queue, out, cw, lbL, lbR = (bufs.pos, bufs.pw, bufs.queue, bufs.out, bufs.cw, bufs.lbL,
+                                       bufs.lbR)
     alpha, tol = fpar[0], fpar[1]
     min_leaf, prune = ipar[0], ipar[1]
     m = size[d]
@@ -528,10 +391,22 @@ def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
             _put_stump(res, d, np.int64(0), out[d, 0])
             rlen[d] = 1 if out[d, 0, 3] < 0 else 3
         return min(leaf, out[d, 0, 0])  # exact
-    if k == 2 and min_leaf == 1 and cw.shape[1] <= SWEEP_MAX_CLASSES:
-        target, lowest = depth_two(data, bufs, fpar, ipar, ctl, d, target)
-        # exact whether or not it beats ub: a stronger bound for the similarity pruning above
-        return min(leaf, lowest)
+    # the same rows with the same depth budget met before, under another order of splits
+    # (DL8.5's and ConTree's cache): its optimum with its tree, or a bound that suffices
+    slot = np.int64(-1)
+    if d > 0 and (np.int64(2) << k) - 1 <= memo.rec.shape[2]:
+        slot, found = _memo_slot(memo, d, k, m)
+        if found:
+            v = memo.val[slot]
+            if memo.meta[slot, 2] == M_EXACT:
+                if v < ub:
+                    rlen[d] = memo.reclen[slot]
+                    for j in range(rlen[d]):
+                        for q_ in range(REC_FIELDS):
+                            res[d, q_, j] = memo.rec[slot, q_, j]
+                return v
+            if v >= ub:
+                return v
     # features in order of their best Gini split, each feature's best Gini threshold first:
     # good incumbents early make the bounds bite (ConTree's ordering)
     score = np.full(p, -np.inf)
@@ -550,28 +425,43 @@ def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
         first = firsts[f] if prune else -1
         # candidate intervals of pos[d] still to visit, each with the evaluated thresholds
         # around it (-1: none): middle first (bisection)
-        stk[d, 0, 0] = 0
-        stk[d, 0, 1] = q - 1
-        stk[d, 0, 2] = -1
-        stk[d, 0, 3] = -1
+        queue[d, 0, 0] = 0
+        queue[d, 0, 1] = q - 1
+        queue[d, 0, 2] = -1
+        queue[d, 0, 3] = -1
         top = 1
+        hd = 0
+        ring = queue.shape[1]
         nxt = 0
-        while top > 0 if prune else nxt < q:
+        while top > hd if prune else nxt < q:
             if ctl[C_STOP] != 0:
                 return target
             ea = -1
             eb = -1
             if prune:
-                top -= 1
-                a = stk[d, top, 0]
-                b = stk[d, top, 1]
-                ea = stk[d, top, 2]
-                eb = stk[d, top, 3]
+                h = hd % ring
+                hd += 1
+                a = queue[d, h, 0]
+                b = queue[d, h, 1]
+                ea = queue[d, h, 2]
+                eb = queue[d, h, 3]
                 # ConTree's subinterval bound: a threshold between the evaluated ea and eb
                 # has a left side holding ea's and a right side holding eb's, and removing
                 # rows never raises an optimum
                 bound = (lbL[d, ea] if ea >= 0 else alpha) + (lbR[d, eb] if eb >= 0 else alpha)
                 if bound >= target - tol:
+                    continue
+                # interval shrinking (ConTree): the target has fallen since ea and eb were
+                # evaluated, so their similarity radius may now cover more of the interval
+                if ea >= 0:
+                    radius = lbL[d, ea] + lbR[d, ea] - target - tol
+                    while a <= b and pw[d, pos[d, a]] - pw[d, pos[d, ea]] <= radius:
+                        a += 1
+                if eb >= 0:
+                    radius = lbL[d, eb] + lbR[d, eb] - target - tol
+                    while b >= a and pw[d, pos[d, eb]] - pw[d, pos[d, b]] <= radius:
+                        b -= 1
+                if a > b:
                     continue
                 mid = (a + b) // 2
                 if first >= 0:
@@ -599,16 +489,23 @@ def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
             else:
                 # the larger side first, whose bound then limits the smaller one (ConTree)
                 big_right = m - i > i
-                _child_lists(data, bufs, d, np.int64(f), thr, big_right)
-                v_big = solve(data, bufs, fpar, ipar, ctl, d + 1, k - 1, target - alpha)
+                _child_lists(data, bufs, memo, d, np.int64(f), thr, big_right)
+                v_big = solve(data, bufs, memo, fpar, ipar, ctl, d + 1, k - 1, target - alpha)
                 if ctl[C_STOP] != 0:
                     return target
                 v_small = alpha  # at least one leaf
-                if v_big < target - alpha:
+                # the smaller side may cost up to the moved weight to the interval's ends
+                # more than it can to improve (ConTree): its exact cost there, or a bound
+                # that high, lets the similarity bound rule out the whole interval
+                slack = 0.0
+                if prune:
+                    slack = max(pw[d, i] - pw[d, pos[d, a]], pw[d, pos[d, b]] - pw[d, i])
+                if v_big < target - alpha + slack:
                     tmplen[d] = rlen[d + 1]
                     _copy_record(res, d + 1, tmp, d, rlen[d + 1], np.int64(0))
-                    _child_lists(data, bufs, d, np.int64(f), thr, not big_right)
-                    v_small = solve(data, bufs, fpar, ipar, ctl, d + 1, k - 1, target - v_big)
+                    _child_lists(data, bufs, memo, d, np.int64(f), thr, not big_right)
+                    v_small = solve(data, bufs, memo, fpar, ipar, ctl, d + 1, k - 1,
+                                    target - v_big + slack)
                     if ctl[C_STOP] != 0:
                         return target
                     if v_big + v_small < target:
@@ -636,34 +533,71 @@ def solve(data, bufs, fpar, ipar, ctl, d, k, ub):
                 while hi_ + 1 <= b and pw[d, pos[d, hi_ + 1]] - pw[d, i] <= radius:
                     hi_ += 1
             if hi_ + 1 <= b:
-                stk[d, top, 0] = hi_ + 1
-                stk[d, top, 1] = b
-                stk[d, top, 2] = mid
-                stk[d, top, 3] = eb
+                t_ = top % ring
+                queue[d, t_, 0] = hi_ + 1
+                queue[d, t_, 1] = b
+                queue[d, t_, 2] = mid
+                queue[d, t_, 3] = eb
                 top += 1
             if a <= lo_ - 1:
-                stk[d, top, 0] = a
-                stk[d, top, 1] = lo_ - 1
-                stk[d, top, 2] = ea
-                stk[d, top, 3] = mid
+                t_ = top % ring
+                queue[d, t_, 0] = a
+                queue[d, t_, 1] = lo_ - 1
+                queue[d, t_, 2] = ea
+                queue[d, t_, 3] = mid
                 top += 1
-    return target if target < ub else ub
+    v = target if target < ub else ub
+    if slot >= 0:
+        _memo_store(memo, bufs, d, k, m, slot, v, target < ub)
+    return v
 
 
-def buffers(n: int, p: int, n_classes: int, depth: int) -> tuple:
-    """The search's scratch for ``n`` rows, ``p`` features, ``n_classes`` classes and trees of
-    depth at most ``depth`` (see :func:`solve`): level ``d``'s sorted lists, sizes, records,
-    the first-solved child's record, candidate thresholds, prefix weights, bisection stack
-    (interval and the evaluated thresholds around it), the stump search's class weights,
-    costs and row counts, a class-weight scratch, and each evaluated threshold's lower bounds
-    of its left and right sides."""
+#: The search's scratch (see :func:`buffers`).
+Scratch = namedtuple("Scratch", "lists size res rlen tmp tmplen pos pw queue tot cum out ntot cw "
+                                "lbL lbR")
+#: The memo of solved subproblems (see :func:`memo`).
+Memo = namedtuple("Memo", "z hsh keys meta val rec reclen")
+
+
+def buffers(ranks: np.ndarray, n_classes: int, depth: int) -> Scratch:
+    """The search's scratch for the rank table ``ranks`` (features x rows), ``n_classes``
+    classes and trees of depth at most ``depth`` (see :func:`solve`), with level 0 holding
+    every row: level ``d``'s sorted lists and sizes, records, the first-solved child's record,
+    candidate thresholds, prefix weights, bisection queue (interval and the evaluated
+    thresholds around it), the stump search's class weights, costs and row counts, a
+    class-weight scratch, and each evaluated threshold's lower bounds of its left and right
+    sides."""
+    p, n = ranks.shape
     D = depth + 1
     S = 2 ** (depth + 1) - 1
     K = max(n_classes, 1)
-    return (np.empty((D, p, n), dtype=np.int32), np.zeros(D, dtype=np.int64),
-            np.full((D, REC_FIELDS, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
-            np.full((D, REC_FIELDS, S), -1, dtype=np.int64), np.zeros(D, dtype=np.int64),
-            np.empty((D, max(n, 1)), dtype=np.int64), np.empty((D, n + 1)),
-            np.empty((D, max(n, 1) + 1, 4), dtype=np.int64), np.empty((D, 2, K)),
-            np.empty((D, 2, K)), np.empty((D, 2, 4)), np.empty((D, 2), dtype=np.int64),
-            np.empty((D, K)), np.empty((D, max(n, 1))), np.empty((D, max(n, 1))))
+    bufs = Scratch(
+        lists=np.empty((D, p, n), dtype=np.int32), size=np.zeros(D, dtype=np.int64),
+        res=np.full((D, REC_FIELDS, S), -1, dtype=np.int64), rlen=np.zeros(D, dtype=np.int64),
+        tmp=np.full((D, REC_FIELDS, S), -1, dtype=np.int64), tmplen=np.zeros(D, dtype=np.int64),
+        pos=np.empty((D, max(n, 1)), dtype=np.int64), pw=np.empty((D, n + 1)),
+        queue=np.empty((D, max(n, 1) + 1, 4), dtype=np.int64), tot=np.empty((D, 2, K)),
+        cum=np.empty((D, 2, K)), out=np.empty((D, 2, 4)), ntot=np.empty((D, 2), dtype=np.int64),
+        cw=np.empty((D, K)), lbL=np.empty((D, max(n, 1))), lbR=np.empty((D, max(n, 1))))
+    for f in range(p):
+        bufs.lists[0, f] = np.argsort(ranks[f], kind="stable")
+    bufs.size[0] = n
+    return bufs
+
+
+def memo(n: int, depth: int, capacity: int = 1 << 16, seed: int = 0) -> Memo:
+    """An empty memo of ``capacity`` slots (a power of two) for subproblems of ``n`` rows with
+    depth budget at most ``min(depth - 1, MEMO_MAX_DEPTH)``: about ``capacity * 12 * (2**(k+1)
+    - 1)`` bytes of stored trees (12 MB at the default and depth >= 4)."""
+    if capacity < 1 or capacity & (capacity - 1):
+        raise ValueError(f"capacity must be a power of two, got {capacity}")
+    k = max(min(depth - 1, MEMO_MAX_DEPTH), 0)
+    rng = np.random.default_rng(seed)
+    return Memo(
+        z=rng.integers(0, np.iinfo(np.uint64).max, size=(max(n, 1), 2), dtype=np.uint64,
+                       endpoint=True),
+        hsh=np.zeros((depth + 1, 2), dtype=np.uint64),
+        keys=np.zeros((capacity, 2), dtype=np.uint64),
+        meta=np.zeros((capacity, 3), dtype=np.int64), val=np.zeros(capacity),
+        rec=np.zeros((capacity, REC_FIELDS, 2 ** (k + 1) - 1), dtype=np.int32),
+        reclen=np.zeros(capacity, dtype=np.int64))
