@@ -3,7 +3,11 @@ the time limit, and the readers every tree has."""
 
 from __future__ import annotations
 
+import _thread
 import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +107,7 @@ def test_search_kernel_bounds(case):
     for ub in (best - 1.0, best, best + 1e-6, np.inf, best - 0.5):
         for memo in memos:
             bufs = kernel.buffers(ranks, classes.size, depth)
-            ctl = np.zeros(2, dtype=np.int64)
+            ctl = np.zeros(kernel.CTL_FIELDS)
             v = kernel.solve((ranks, y.astype(np.int64), w), bufs, memo,
                              np.array([alpha, 1e-9]),
                              np.array([min_leaf, int(min_leaf == 1)], dtype=np.int64), ctl, 0,
@@ -132,6 +136,61 @@ def test_banknote_optima_nineteen_errors_at_depth_three_none_at_four():
     # and 0 errors at depth 4 (the same paper), proven
     four = OptimalTreeClassifier(max_depth=4, time_limit=300).fit(X, y)
     assert four.optimal_ and four.objective_ == 0.0 == (four.predict(X) != y).sum()
+
+
+def side_values(X, y, w, K, f, t, alpha):
+    """Each side's least cost over its leaf and each feature's stumps after ``x_f <= t``, as
+    printed: ``V[s, g] = min(leaf, min over cuts of g of the two leaves' errors + 2 alpha)``."""
+    V = np.empty((2, X.shape[1]))
+    for s, rows in enumerate((np.flatnonzero(X[:, f] <= t), np.flatnonzero(X[:, f] > t))):
+        cw = np.bincount(y[rows], weights=w[rows], minlength=K)
+        leaf = cw.sum() - cw.max() + alpha
+        for g in range(X.shape[1]):
+            best = leaf
+            vals = np.unique(X[rows, g])
+            for a, b in zip(vals[:-1], vals[1:], strict=True):
+                cost = 2 * alpha
+                for part in (rows[X[rows, g] <= (a + b) / 2], rows[X[rows, g] > (a + b) / 2]):
+                    pc = np.bincount(y[part], weights=w[part], minlength=K)
+                    cost += pc.sum() - pc.max()
+                best = min(best, cost)
+            V[s, g] = best
+    return V
+
+
+@settings(max_examples=80 if JIT else 20, deadline=None)
+@given(st.integers(0, 2**31), st.integers(6, 40), st.integers(1, 4), st.integers(2, 4),
+       st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 3.0]), st.booleans())
+def test_depth_two_pass_bounds_per_feature(seed, n, p, K, alpha, margin, slack):
+    """The depth-2 pass's per-feature values are lower bounds of the printed ones, exact below
+    the side's best plus the margin where no bound was given; given valid lower bounds it
+    skips features and still finds both sides' best stumps."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 8, size=(n, p)).astype(np.float32)
+    y = rng.integers(0, K, size=n)
+    w = rng.choice([0.5, 1.0, 2.0], size=n)
+    ranks = np.stack([np.unique(X[:, g], return_inverse=True)[1] for g in range(p)])
+    ranks = ranks.astype(np.int32)
+    vals = np.unique(X[:, 0])
+    if vals.size < 2:
+        return
+    t = float(vals[rng.integers(0, vals.size - 1)])
+    V = side_values(X, y, w, K, 0, t, alpha)
+    bufs = kernel.buffers(ranks, K, 2)
+    i = int((X[:, 0] <= t).sum())
+    thr = int(ranks[0][bufs.lists[0, 0, i - 1]])
+    glb = np.full((2, p), -np.inf)
+    if slack:  # valid bounds below the truth
+        glb = V - rng.choice([0.0, 0.0, 0.5, 5.0], size=V.shape)
+    gv = np.empty((2, p))
+    kernel._stumps_below((ranks, y, w), bufs, np.array([alpha, 1e-9]),
+                         np.array([1, 1], dtype=np.int64), 0, 0, thr, i, glb, margin, gv)
+    best = bufs.out[0, :, 0]
+    np.testing.assert_allclose(best, V.min(axis=1), atol=1e-9)
+    assert (gv <= V + 1e-9).all()
+    if not slack:  # every feature scanned
+        exact = V < best[:, None] + margin - 1e-9
+        np.testing.assert_allclose(gv[exact], V[exact], atol=1e-9)
 
 
 def test_banknote_depth_two_and_a_time_limit():
@@ -206,3 +265,82 @@ def test_bad_input_is_refused_clearly():
 @parametrize_with_checks([OptimalTreeClassifier(max_depth=2)])
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
+
+
+def _noisy(n=1500, p=6, seed=0):
+    """A table whose depth-4 optimum takes the search minutes: one weak signal in noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, (X[:, 0] + 2.0 * rng.normal(size=n) > 0).astype(int)
+
+
+@pytest.mark.jit_only
+def test_a_time_limit_keeps_a_valid_tree_of_a_search_it_cannot_finish():
+    X, y = _noisy()
+    OptimalTreeClassifier(max_depth=2).fit(X[:100], y[:100])  # compiled before the clock
+    t = time.perf_counter()
+    limited = OptimalTreeClassifier(max_depth=4, time_limit=0.5).fit(X, y)
+    assert time.perf_counter() - t < 3.0
+    assert not limited.optimal_
+    assert limited.lower_bound_ <= limited.objective_ <= limited.greedy_objective_
+    assert tree_objective(limited, X, y, np.ones(len(y)), 0.0) == limited.objective_
+
+
+@pytest.mark.jit_only
+@pytest.mark.parametrize("mode", ["raise", "keep"])
+def test_ctrl_c_stops_the_search_and_raises_or_keeps_the_incumbent(mode):
+    X, y = _noisy()
+    OptimalTreeClassifier(max_depth=2).fit(X[:100], y[:100])  # compiled before the signal
+    est = OptimalTreeClassifier(max_depth=4, on_interrupt=mode)
+    timer = threading.Timer(0.5, _thread.interrupt_main, args=(signal.SIGINT,))
+    t = time.perf_counter()
+    timer.start()
+    try:
+        if mode == "raise":
+            with pytest.raises(KeyboardInterrupt):
+                est.fit(X, y)
+            assert not hasattr(est, "tree_")  # no half-fitted model
+        else:
+            est.fit(X, y)
+            assert not est.optimal_
+            assert est.objective_ <= est.greedy_objective_
+            assert tree_objective(est, X, y, np.ones(len(y)), 0.0) == est.objective_
+        assert time.perf_counter() - t < 3.0
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+def test_the_progress_bar_follows_the_root_features_and_the_incumbent(monkeypatch):
+    import treelearn.optimal as module
+
+    calls, seen = [], []
+
+    class Bar:
+        n = 0
+
+        def __init__(self, disable):
+            self.disable = disable
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def set_postfix_str(self, text):
+            seen.append((self.n, text))
+
+    def fake_progress(total, desc, *, quiet, unit):
+        calls.append((total, quiet))
+        return Bar(quiet)
+
+    monkeypatch.setattr(module, "progress", fake_progress)
+    X, y = _noisy(n=400, p=3)
+    OptimalTreeClassifier(max_depth=3, time_limit=1.0).fit(X, y)
+    OptimalTreeClassifier(max_depth=1, verbose=False).fit(X, y)
+    assert calls == [(3, False), (3, True)]
+    assert seen, "the bar was never updated"
+    assert all(0 <= n <= 3 and text.startswith("objective ") for n, text in seen)
+    objectives = [float(text.split()[1]) for _, text in seen]
+    assert objectives == sorted(objectives, reverse=True)  # the incumbent only improves

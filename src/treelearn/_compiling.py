@@ -288,7 +288,7 @@ def _warm_up(est: Any) -> list[str]:
     if "n_estimators" in model.get_params():
         model.set_params(n_estimators=2)
     if "time_limit" in model.get_params():  # the optimal search: one kernel for every depth
-        model.set_params(max_depth=2)
+        model.set_params(max_depth=2, verbose=False)
     classify = is_classifier(model)
     lines = []
     for kind, X, y, w in _variants(model, classify):

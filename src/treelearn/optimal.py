@@ -36,9 +36,12 @@ from ._estimators import (
     _class_codes,
 )
 from ._interrupt import interruptible
+from ._progress import progress
 from ._tree import TREE_LEAF, Tree
 from ._validation import (
+    InstanceOf,
     Interval,
+    Options,
     check_sample_weight,
     check_X,
     check_y_1d,
@@ -70,6 +73,14 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     time_limit : float or None, default=None
         Seconds the search may take. When it runs out, the best tree found so far is kept
         (at worst the greedy tree) and ``optimal_`` is False. None: search to the end.
+    verbose : bool, default=True
+        Show a progress bar on standard error while the search runs: the root's features
+        finished (in the search's order) and the objective of the best tree found so far.
+        Shown only when standard error is a terminal, so logs and pipes stay clean.
+    on_interrupt : {"raise", "keep"}, default="raise"
+        What Ctrl-C does (the search stops within a tenth of a second either way): "raise"
+        raises ``KeyboardInterrupt`` and leaves the estimator as it was; "keep" ends the fit
+        with the best tree found so far, as a time limit does (``optimal_`` False).
 
     Attributes
     ----------
@@ -115,7 +126,8 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     (True, 6.0)
     """
 
-    def __init__(self, *, max_depth=3, min_samples_leaf=1, ccp_alpha=0.0, time_limit=None):
+    def __init__(self, *, max_depth=3, min_samples_leaf=1, ccp_alpha=0.0, time_limit=None,
+                 verbose=True, on_interrupt="raise"):
         keep_params(self, locals())
 
     #: Read by the shared tree machinery (tags, ``to_sklearn``): every threshold is examined.
@@ -134,7 +146,9 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
                 "min_samples_leaf": [Interval("int", 1, None)],
                 "ccp_alpha": [Interval("real", 0.0, None), Interval("int", 0, None)],
                 "time_limit": [Interval("real", 0.0, None, "neither"),
-                               Interval("int", 1, None), None]}
+                               Interval("int", 1, None), None],
+                "verbose": [InstanceOf((bool, np.bool_), "a bool")],
+                "on_interrupt": [Options(("raise", "keep"))]}
 
     @interruptible
     @fits(X="Training data: numbers only (float32, as scikit-learn's trees), no missing "
@@ -182,9 +196,12 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         tol = 1e-9 * max(total, 1.0)
         fpar = np.array([alpha, tol])
         ipar = np.array([min_leaf, 1 if min_leaf == 1 else 0], dtype=np.int64)
-        ctl = np.zeros(2, dtype=np.int64)
-        stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, memo, fpar, ipar, ctl, 0, depth,
-                                      self.greedy_objective_ + tol), ctl, self.time_limit)
+        ctl = np.zeros(kernel.CTL_FIELDS)
+        ctl[kernel.C_INCUMBENT] = self.greedy_objective_
+        with progress(p, "optimal tree", quiet=not self.verbose, unit="root feature") as bar:
+            stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, memo, fpar, ipar, ctl, 0, depth,
+                                          self.greedy_objective_ + tol), ctl, self.time_limit,
+                           bar, keep_on_interrupt=self.on_interrupt == "keep")
         found = _records_from_kernel(bufs, values)
         found_obj = objective(found, X, codes, w, self.n_classes_, alpha)
         if found_obj < self.greedy_objective_ - tol:
@@ -209,9 +226,12 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     predict_proba = DecisionTreeClassifier.predict_proba
 
 
-def _run(solve, args, ctl: np.ndarray, time_limit: float | None) -> bool:
+def _run(solve, args, ctl: np.ndarray, time_limit: float | None, bar=None, *,
+         keep_on_interrupt: bool = False) -> bool:
     """Run the search on a thread of its own (the kernel releases the GIL) while this one
-    watches the clock and Ctrl-C; returns whether it was stopped before its end."""
+    watches the clock and Ctrl-C and shows the kernel's progress on ``bar``; returns whether
+    it was stopped before its end. Ctrl-C stops the search, then raises ``KeyboardInterrupt``
+    unless ``keep_on_interrupt``."""
     failure: list[BaseException] = []
 
     def work():
@@ -230,7 +250,16 @@ def _run(solve, args, ctl: np.ndarray, time_limit: float | None) -> bool:
             if deadline is not None and time.monotonic() >= deadline and thread.is_alive():
                 ctl[kernel.C_STOP] = 1
                 stopped = True
-    except BaseException:
+            if bar is not None and not bar.disable:
+                bar.n = int(ctl[kernel.C_ROOT_DONE])
+                bar.set_postfix_str(f"objective {ctl[kernel.C_INCUMBENT]:.6g}")
+    except KeyboardInterrupt:
+        ctl[kernel.C_STOP] = 1
+        thread.join()
+        if not keep_on_interrupt:
+            raise
+        stopped = True
+    except BaseException:  # pragma: no cover - anything else stops the search, then propagates
         ctl[kernel.C_STOP] = 1
         thread.join()
         raise

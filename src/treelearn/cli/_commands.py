@@ -186,7 +186,8 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
             raise UserError("optimal needs numeric columns; encode the categorical ones "
                             f"first ({', '.join(cols.categorical)})")
         return treelearn.OptimalTreeClassifier(**{"max_depth": 3, **given},
-                                               time_limit=args.time_limit)
+                                               time_limit=args.time_limit,
+                                               verbose=not args.quiet)
     if algo == "oner":
         if given:
             raise UserError(f"oner has no tree options (got --{next(iter(given))})".replace(
