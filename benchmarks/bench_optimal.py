@@ -1,15 +1,19 @@
-"""Optimal trees: treelearn's OptimalTreeClassifier against pycontree (ConTree) and greedy CART.
+"""Optimal trees: treelearn's OptimalTreeClassifier against pycontree, pydl8.5 and greedy CART.
 
     python benchmarks/bench_optimal.py                      # the bank table shipped with the tests
     python benchmarks/bench_optimal.py --data-dir DIR --tables bank raisin rice --depths 2 3
     python benchmarks/bench_optimal.py --data-dir DIR --tables bank raisin --accuracy
 
 ``DIR`` is the ``train-datasets`` folder of ConTree's repository (github.com/ConSol-Lab/contree,
-MIT licence): one table per file, the class first on each line, then the features, separated
-by spaces. Each case is fitted in this process, best of ``--repeats``, with ``--time-limit``
-seconds for both solvers; the table prints the training errors each finds (equal when both
-prove their optimum), whether treelearn proved it, and the seconds. The first treelearn fit
-compiles the search's kernels and is not timed. Not a test: times depend on the machine.
+MIT licence) or the ``datasets`` folder of pydl8.5's (github.com/aia-uclouvain/pydl8.5, MIT
+licence, binary features): one table per file, the class first on each line, then the
+features, separated by spaces. The anchors are pycontree (every table) and pydl8.5 (tables of
+0/1 features only), whichever are installed. Each case is fitted in this process, best of
+``--repeats``, with ``--time-limit`` seconds for every solver; the table prints the training
+errors each finds (equal when all prove their optimum), whether treelearn proved it, the
+seconds, and the fastest anchor's seconds over treelearn's (above 1: treelearn faster). The
+first treelearn fit compiles the search's kernels and is not timed. Not a test: times depend
+on the machine.
 
 ``--accuracy`` compares held-out accuracy instead: stratified 5-fold cross-validation (one
 fixed shuffle), the optimal tree against greedy CART (scikit-learn's, Gini) of the same
@@ -62,30 +66,59 @@ def main() -> None:
 
     from treelearn import OptimalTreeClassifier
 
-    try:
-        from pycontree import ConTree
-    except ImportError:  # pragma: no cover - the bench extra is not installed
-        ConTree = None
+    anchors = _anchors(args.time_limit)
     X, y = load(args.data_dir / f"{args.tables[0]}.txt")
     OptimalTreeClassifier(max_depth=2).fit(X[:50], y[:50])  # compile outside the timings
-    print(f"{'table':10} {'rows':>6} {'p':>3} {'depth':>5} {'CART err':>8} {'tl err':>6} "
-          f"{'proven':>6} {'tl s':>8} {'ConTree err':>11} {'ConTree s':>9} {'ConTree/tl':>10}")
+    head = (f"{'table':18} {'rows':>6} {'p':>3} {'depth':>5} {'CART err':>8} {'tl err':>6} "
+            f"{'proven':>6} {'tl s':>8}")
+    for name in anchors:
+        head += f" {name + ' err':>11} {name + ' s':>9}"
+    print(head + f" {'best anchor s / tl s':>20}")
     for name in args.tables:
         X, y = load(args.data_dir / f"{name}.txt")
+        binary = bool(np.isin(X, (0.0, 1.0)).all())
         for depth in args.depths:
             cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
             cart_err = int((cart.predict(X) != y).sum())
             t_tl, tl = best_of(lambda X=X, y=y, depth=depth: OptimalTreeClassifier(
                 max_depth=depth, time_limit=args.time_limit).fit(X, y), args.repeats)
             tl_err = int((tl.predict(X) != y).sum())
-            line = (f"{name:10} {X.shape[0]:>6} {X.shape[1]:>3} {depth:>5} {cart_err:>8} "
+            line = (f"{name:18} {X.shape[0]:>6} {X.shape[1]:>3} {depth:>5} {cart_err:>8} "
                     f"{tl_err:>6} {str(tl.optimal_):>6} {t_tl:>8.3f}")
-            if ConTree is not None:
-                t_ct, ct = best_of(lambda X=X, y=y, depth=depth: ConTree(
-                    max_depth=depth, time_limit=args.time_limit).fit(X, y), args.repeats)
-                ct_err = int((ct.predict(X) != y).sum())
-                line += f" {ct_err:>11} {t_ct:>9.3f} {t_ct / t_tl:>10.2f}"
+            fastest = np.inf
+            for anchor, (make, binary_only) in anchors.items():
+                if binary_only and not binary:
+                    line += f" {'-':>{len(anchor) + 4}} {'-':>{len(anchor) + 2}}"
+                    continue
+                t_a, model = best_of(lambda X=X, y=y, depth=depth, make=make: make(depth).fit(
+                    X, y), args.repeats)
+                err = int((np.asarray(model.predict(X)) != y).sum())
+                line += f" {err:>{len(anchor) + 4}} {t_a:>{len(anchor) + 2}.3f}"
+                fastest = min(fastest, t_a)
+            if np.isfinite(fastest):
+                line += f" {fastest / t_tl:>20.2f}"
             print(line, flush=True)
+
+
+def _anchors(time_limit: float) -> dict:
+    """The installed anchors: name -> (a maker of an unfitted model of a depth, whether it
+    takes binary features only)."""
+    found = {}
+    try:
+        from pycontree import ConTree
+
+        found["ConTree"] = (lambda depth: ConTree(max_depth=depth, time_limit=time_limit),
+                            False)
+    except ImportError:  # pragma: no cover - the bench extra is not installed
+        pass
+    try:
+        from pydl85 import DL85Classifier
+
+        found["DL8.5"] = (lambda depth: DL85Classifier(max_depth=depth, time_limit=time_limit),
+                          True)
+    except ImportError:  # pragma: no cover - the bench extra is not installed
+        pass
+    return found
 
 
 def accuracy(args) -> None:

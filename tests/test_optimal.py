@@ -193,6 +193,18 @@ def test_depth_two_pass_bounds_per_feature(seed, n, p, K, alpha, margin, slack):
         np.testing.assert_allclose(gv[exact], V[exact], atol=1e-9)
 
 
+@pytest.mark.jit_only
+def test_anneal_binary_features_ninety_one_errors_at_depth_four():
+    # DL8.5 (Aglin, Nijssen, Schaus, AAAI 2020) and MurTree (Demirovic et al., JMLR 2022)
+    # benchmark on pydl8.5's anneal table (93 binary features): the optimal depth-4 tree
+    # makes 91 training errors
+    d = np.loadtxt(Path(__file__).parent / "data" / "dl85" / "anneal.txt")
+    X, y = d[:, 1:], d[:, 0].astype(int)
+    model = OptimalTreeClassifier(max_depth=4, verbose=False).fit(X, y)
+    assert model.optimal_ and model.objective_ == 91.0 == (model.predict(X) != y).sum()
+    assert model.greedy_objective_ > 91.0
+
+
 def test_banknote_depth_two_and_a_time_limit():
     X, y = _bank()
     if not JIT:

@@ -39,11 +39,15 @@ list per feature, as the presorted engine keeps them):
 * **Good incumbents first** (ConTree's ordering): features in order of their best Gini
   split, each feature's best Gini threshold evaluated before the bisection.
 * **Depth two** (MurTree's and ConTree's specialised solver for the last two levels): a
-  threshold of a depth-2 subproblem is evaluated by one pass over every feature's sorted
-  rows, both sides at once, giving both sides' best stumps exactly; within a pass, the cuts
-  after one that costs ``e`` more than the side's best are not scored until that much
+  threshold of a depth-2 subproblem is evaluated by a pass over every second feature's
+  sorted rows, split by side, giving both sides' best stumps exactly; within a pass, the
+  cuts after one that costs ``e`` more than the side's best are not scored until that much
   weight has moved (each moved row changes a stump's error by at most its weight:
-  ConTree's skipping).
+  ConTree's skipping). New here: each evaluated threshold keeps, per second feature and
+  side, its stump cost (exact up to a margin above the side's best, a bound beyond), and a
+  threshold between two evaluated ones bounds each feature's stump from them (a side that
+  only gains rows keeps at least its bound, one that loses weight ``dw`` at least its bound
+  less ``dw``): a feature that cannot beat a side's best so far is not scanned for it.
 * **A memo of solved subproblems** (the cache of DL8.5 and ConTree): the same rows meet the
   same depth budget under another order of splits (``x1`` then ``x2`` or ``x2`` then
   ``x1``); a subproblem's optimum with its tree, or the lower bound it proved, is stored
@@ -54,16 +58,17 @@ list per feature, as the presorted engine keeps them):
 * **An upper bound from the greedy tree** is given by the caller (the estimator fits CART of
   the same depth first).
 
-Measured (``benchmarks/bench_optimal.py``, ConTree's tables; seconds of the commit before
-these techniques -> with them; e.g. page depth 3: 36.4 -> 2.6 s, segment depth 3: 25.3 ->
-1.9 s, wilt depth 3: 1.7 -> 0.21 s), the raised bound of the smaller side gave most of the
-gain. Tried and not kept: an exact depth-2 sweep (for a root feature and a second feature,
-the rows move left one at a time and each side's best stump follows from the extremes of
-class-weight differences kept in segment trees, ``O(p^2 K^2 m log m)`` per subproblem): it
-proves every threshold at once, but bisection with the bounds evaluates a few per cent of
-the thresholds, and the sweep was 1.2-5x slower on every table but rice (13.1 s against
-16.8 s at depth 3); handing a subproblem over to it after a budget of evaluations was
-slower than either.
+Measured (``benchmarks/bench_optimal.py``, ConTree's tables, depth 3, seconds from the
+first optimal-tree commit to this one): rice 18.7 -> 7.6, page 38.6 -> 2.5, segment 26.2 ->
+2.1, wilt 2.0 -> 0.13. The raised bound of the smaller side gave most of
+it, scanning each side apart 1.4-2x more on two classes, the per-feature bounds 10-30% on
+two classes. Tried and not kept: an exact depth-2 sweep (for a root feature and a second
+feature, the rows move left one at a time and each side's best stump follows from the
+extremes of class-weight differences kept in segment trees, ``O(p^2 K^2 m log m)`` per
+subproblem): it proves every threshold at once, but bisection with the bounds evaluates a
+few per cent of the thresholds, and the sweep was 1.2-5x slower on every table but rice;
+handing a subproblem over to it after a budget of evaluations was slower than either.
+Integer class counts in place of float weights were not faster.
 
 The solution is recorded as it is found: each depth level keeps the best subtree of its
 current subproblem in preorder (``res[d]``: feature, the largest rank on the left, the
