@@ -356,3 +356,127 @@ def test_the_progress_bar_follows_the_root_features_and_the_incumbent(monkeypatc
     assert all(0 <= n <= 3 and text.startswith("objective ") for n, text in seen)
     objectives = [float(text.split()[1]) for _, text in seen]
     assert objectives == sorted(objectives, reverse=True)  # the incumbent only improves
+
+
+# -- category columns ------------------------------------------------------------------------
+
+def brute_force_levels(X, is_cat, y, w, K, depth, alpha, min_leaf):
+    """:func:`brute_force` where the categorical columns of ``X`` (NaN: missing) are split by
+    ``x == v`` against the rest, for every value ``v`` at the node, missing as a value of its
+    own: the test per level of the estimator's docstring, as stated."""
+    def sides(rows, f):
+        x = X[rows, f]
+        if not is_cat[f]:
+            vals = np.unique(x)
+            return [x <= (a + b) / 2 for a, b in zip(vals[:-1], vals[1:], strict=True)]
+        nan = np.isnan(x)
+        tests = [x == v for v in np.unique(x[~nan])] + ([nan] if nan.any() else [])
+        return [t for t in tests if 0 < t.sum() < len(rows)]
+
+    def cost(rows, k):
+        cw = np.bincount(y[rows], weights=w[rows], minlength=K)
+        best = cw.sum() - cw.max() + alpha
+        if k == 0:
+            return best
+        for f in range(X.shape[1]):
+            for go_left in sides(rows, f):
+                left, right = rows[go_left], rows[~go_left]
+                if len(left) >= min_leaf and len(right) >= min_leaf:
+                    best = min(best, cost(left, k - 1) + cost(right, k - 1))
+        return best
+
+    return cost(np.arange(len(y)), depth)
+
+
+@settings(max_examples=40 if JIT else 10, deadline=None)
+@given(tables(), st.integers(0, 2**31))
+def test_optimum_with_category_columns_equals_brute_force(case, seed):
+    X, y, w, depth, alpha, min_leaf = case
+    rng = np.random.default_rng(seed)
+    is_cat = rng.random(X.shape[1]) < 0.7
+    X = X.copy()
+    X[(rng.random(X.shape) < 0.2) & is_cat] = np.nan  # missing: a level of its own
+    frame = np.asarray(X, dtype=object)
+    model = OptimalTreeClassifier(max_depth=depth, ccp_alpha=alpha, min_samples_leaf=min_leaf,
+                                  categorical_features=list(np.flatnonzero(is_cat))).fit(
+        frame, y, sample_weight=w)
+    classes, codes = np.unique(y, return_inverse=True)
+    best = brute_force_levels(X, is_cat, codes, w, classes.size, depth, alpha, min_leaf)
+    assert model.optimal_
+    assert model.objective_ == pytest.approx(best, abs=1e-9)
+    assert tree_objective(model, frame, y, w, alpha) == pytest.approx(model.objective_, abs=1e-9)
+    assert model.get_depth() <= depth
+
+
+def _shop(n=500, seed=0):
+    """A table whose best depth-2 tree tests a level and a missing value: the class is
+    "buys" for colour b, or when size is missing, with a little noise."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "price": rng.normal(size=n).round(2),
+        "colour": pd.Categorical(rng.choice(list("abcd"), size=n)),
+        "size": rng.choice(np.array(["S", None], dtype=object), size=n, p=[0.7, 0.3]),
+    })
+    y = np.where((frame.colour == "b") | frame["size"].isna(), "buys", "leaves")
+    flip = rng.random(n) < 0.05
+    y[flip] = np.where(y[flip] == "buys", "leaves", "buys")
+    return frame, y
+
+
+def test_category_columns_read_as_level_tests_by_every_reader(tmp_path):
+    from test_export import check_code_exports, random_rows
+
+    frame, y = _shop()
+    model = OptimalTreeClassifier(max_depth=2).fit(frame, y)
+    assert model.optimal_ and list(model.is_categorical_) == [False, True, True]
+    assert model.objective_ < OptimalTreeClassifier(
+        max_depth=2, categorical_features=None).fit(frame[["price"]], y).objective_
+    text = tl.export_text(model)
+    assert "colour = b" in text and "size is missing" in text
+    assert "colour in {a, c, d}" in text and "size = S" in text
+    rules = tl.export_rules(model)
+    assert "size is missing" in rules and "in {}" not in rules
+    # Python and SQL predict exactly, with unseen levels and missing categories mixed in
+    # (numbers have no missing value in these trees)
+    rows = random_rows(model, frame, 3000, np.random.default_rng(1))
+    rows["price"] = rows["price"].fillna(0.0)
+    sql = check_code_exports(model, rows)
+    assert "IN ()" not in sql
+    # a level not seen at fit takes the branch of every other level
+    seen = frame.iloc[:1].copy()
+    seen["colour"] = seen["colour"].astype(object)
+    seen.loc[seen.index[0], ["colour", "size"]] = ["b", "S"]
+    unseen = seen.copy()
+    unseen.loc[unseen.index[0], "colour"] = "violet"
+    other = seen.copy()
+    other.loc[other.index[0], "colour"] = "a"
+    assert model.predict(seen)[0] == "buys"
+    assert model.predict(unseen)[0] == model.predict(other)[0] == "leaves"
+    back = tl.load(tl.save(model, tmp_path / "shop.tlm"))
+    np.testing.assert_array_equal(back.predict(frame), model.predict(frame))
+    assert "graph" in tl.export_graphviz(model)
+    with pytest.raises(ValueError, match="binary tree on numeric features"):
+        tl.to_sklearn(model)
+
+
+def test_missing_numbers_are_refused_with_the_column_named():
+    frame, y = _shop()
+    frame.loc[3, "price"] = np.nan
+    with pytest.raises(ValueError, match="NaN in numeric column 0.*categorical"):
+        OptimalTreeClassifier(max_depth=1).fit(frame, y)
+    model = OptimalTreeClassifier(max_depth=1).fit(frame.dropna(subset=["price"]), y[
+        frame.price.notna().to_numpy()])
+    with pytest.raises(ValueError, match="NaN in numeric column 0"):
+        model.predict(frame)
+
+
+def test_bad_new_parameters_are_refused_by_name():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="verbose"):
+        OptimalTreeClassifier(verbose="yes").fit(X, y)
+    with pytest.raises(ValueError, match="on_interrupt.*keep"):
+        OptimalTreeClassifier(on_interrupt="ignore").fit(X, y)
+    with pytest.raises(ValueError, match="categorical_features"):
+        OptimalTreeClassifier(categorical_features="all").fit(X, y)

@@ -40,10 +40,16 @@ class Condition:
     seen: bool = True
 
     @property
+    def only_missing(self) -> bool:
+        """Whether only missing values (and levels the node never saw) pass: a categorical
+        branch that holds no level, as an optimal tree's test for missing values has."""
+        return self.op == "in" and not self.levels and self.missing
+
+    @property
     def says_missing(self) -> bool:
         """Whether readers show "or missing": a missing value passes, and the tree learned
-        that from missing values at fit."""
-        return self.missing and self.seen
+        that from missing values at fit (not where the test itself reads "is missing")."""
+        return self.missing and self.seen and not self.only_missing
 
     def satisfied(self, X: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows of encoded ``X`` that pass the test."""
@@ -61,8 +67,10 @@ class Condition:
         return ok | (nan & self.missing)
 
     def test_text(self, categories=None, decimals: int | None = None) -> str:
-        """The test without the feature's name: ``<= 0.8``, ``= red``, ``in {red, blonde}``;
-        thresholds with ``decimals`` digits (None: 6 significant digits)."""
+        """The test without the feature's name: ``<= 0.8``, ``= red``, ``in {red, blonde}``,
+        ``is missing``; thresholds with ``decimals`` digits (None: 6 significant digits)."""
+        if self.only_missing:
+            return "is missing"
         if self.op == "in":
             lv = categories[self.feature] if categories is not None else None
             shown = [str(lv[c]) if lv is not None else str(c) for c in self.levels]

@@ -16,9 +16,19 @@ depth 3).
 The result is a :class:`~treelearn._tree.Tree` like every other estimator's, so every reader
 works on it: text, rules, Graphviz, plots, the explorer, model files, ``to_sklearn``.
 
-What is not here yet (see the project's issue on optimal trees): category columns, missing
-values, the regressor, and a lower bound better than one leaf's ``ccp_alpha`` when the search
-is stopped before its end.
+Category columns are searched as one test per level, ``x == level`` against every other
+level (missing values count as a level of their own): each level becomes a 0/1 column of the
+matrix the search reads (:func:`_expand`), so the optimum is exact over trees of such tests
+and numeric thresholds. Splits into arbitrary subsets of levels are not searched: a column
+of ``L`` levels has ``2**(L-1) - 1`` of them at every node, which multiplies the search by
+that much, and Breiman's ordering, which makes the subset search linear for CART's
+criteria, does not hold for the 0-1 loss at depth above one. A fitted test reads as an
+ordinary categorical split (the level on the left branch, every other level, unseen ones
+and missing values on the right).
+
+What is not here yet (see the project's issue on optimal trees): missing values in numeric
+columns, the regressor, and a lower bound better than one leaf's ``ccp_alpha`` when the
+search is stopped before its end.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import threading
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier as SklearnTree
 from sklearn.utils.multiclass import check_classification_targets
@@ -34,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._docs import fits
 from ._estimators import (
+    _COMMON_CONSTRAINTS,
     BaseDecisionTree,
     DecisionTreeClassifier,
     ProbaClassifierMixin,
@@ -41,13 +53,12 @@ from ._estimators import (
 )
 from ._interrupt import interruptible
 from ._progress import progress
-from ._tree import TREE_LEAF, Tree
+from ._tree import TREE_LEAF, Tree, larger_child_branch
 from ._validation import (
     InstanceOf,
     Interval,
     Options,
     check_sample_weight,
-    check_X,
     check_y_1d,
     check_y_missing,
     keep_params,
@@ -57,6 +68,9 @@ from .engine import optimal as kernel
 
 #: Deepest tree searched: the search's work grows about as (rows x features) to the depth.
 MAX_DEPTH = 6
+#: The level of a searched column that tests a category column for a missing value; numeric
+#: columns have level -1 (see :func:`_expand`).
+MISSING_LEVEL = -2
 
 
 class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionTree):
@@ -85,6 +99,10 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         What Ctrl-C does (the search stops within a tenth of a second either way): "raise"
         raises ``KeyboardInterrupt`` and leaves the estimator as it was; "keep" ends the fit
         with the best tree found so far, as a time limit does (``optimal_`` False).
+    categorical_features : "auto", list of int or str, boolean mask, or None, default="auto"
+        Columns holding categories, as for :class:`~treelearn.DecisionTreeClassifier`
+        ("auto": a DataFrame's category, object, string and bool columns). Each level is a
+        candidate test ``x == level`` at every node; a missing value is a level of its own.
 
     Attributes
     ----------
@@ -96,6 +114,10 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names, when X was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool, shape (n_features_in_,)
+        Which features were treated as categorical.
+    categories_ : list
+        Levels of each categorical feature (codes are positions in it); None for numeric ones.
     tree_ : Tree
         The fitted tree (flat arrays, scikit-learn's layout; values are class fractions).
     objective_ : float
@@ -114,11 +136,15 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
 
     Notes
     -----
-    Every midpoint of every feature is a candidate at every node (no binarisation step).
-    Ties between trees of equal objective are broken by the search's order (features in
-    column order, thresholds by bisection), so an optimal tree is returned, not necessarily
-    the one another solver returns. Category columns and missing values are refused for now
-    (encode them first).
+    Every midpoint of every numeric feature is a candidate at every node (no binarisation
+    step), and so is every level of every category column, as the test ``x == level``
+    (subsets of levels are not searched: see the module docstring). At prediction, a level
+    not seen at fit, or a missing value in a column whose missing values were not a level at
+    fit, takes the "every other level" branch, as the test reads. Missing values in numeric
+    columns are refused (impute them, or declare the column categorical). Ties between trees
+    of equal objective are broken by the search's order (features in column order,
+    thresholds by bisection), so an optimal tree is returned, not necessarily the one
+    another solver returns.
 
     Examples
     --------
@@ -131,7 +157,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     """
 
     def __init__(self, *, max_depth=3, min_samples_leaf=1, ccp_alpha=0.0, time_limit=None,
-                 verbose=True, on_interrupt="raise"):
+                 verbose=True, on_interrupt="raise", categorical_features="auto"):
         keep_params(self, locals())
 
     #: Read by the shared tree machinery (tags, ``to_sklearn``): every threshold is examined.
@@ -140,9 +166,9 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        tags.input_tags.categorical = False
-        tags.input_tags.string = False
+        tags.input_tags.allow_nan = False  # in numeric columns (category columns take it)
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
         return tags
 
     def _constraints(self) -> dict:
@@ -152,11 +178,12 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
                 "time_limit": [Interval("real", 0.0, None, "neither"),
                                Interval("int", 1, None), None],
                 "verbose": [InstanceOf((bool, np.bool_), "a bool")],
-                "on_interrupt": [Options(("raise", "keep"))]}
+                "on_interrupt": [Options(("raise", "keep"))],
+                "categorical_features": _COMMON_CONSTRAINTS["categorical_features"]}
 
     @interruptible
-    @fits(X="Training data: numbers only (float32, as scikit-learn's trees), no missing "
-            "values.",
+    @fits(X="Training data: numbers (float32, as scikit-learn's trees) without missing "
+            "values, and category columns (missing values allowed there).",
           y="Class labels (ints, strings, bools).",
           sample_weight="Non-negative weights, not all zero. None gives every sample weight one.",
           returns="The fitted estimator.")
@@ -164,19 +191,20 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         """Find the optimal tree of ``(X, y)`` (see the class docstring)."""
         validate_params(self, self._constraints())
         check_y_missing(y)
-        X, y = check_X(self, X, reset=True, y=y, allow_nan=False)
-        if not isinstance(X, np.ndarray):
+        if sp.issparse(X):
             raise TypeError("OptimalTreeClassifier needs dense X; sparse input is not "
                             "supported.")
+        X, y = self._validate_table(X, y, fitting=True)
+        _refuse_numeric_nan(X, self.is_categorical_)
         y = check_y_1d(y)
         check_classification_targets(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         self.classes_, codes = _class_codes(y)
         self.n_classes_ = int(self.classes_.shape[0])
         self.n_outputs_ = 1
-        self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
-        self.categories_ = [None] * X.shape[1]
         self.max_features_ = X.shape[1]
+        n_features = X.shape[1]
+        X, origin, level = _expand(X, self.is_categorical_)
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         w = np.ascontiguousarray(w, dtype=np.float64)
         alpha = float(self.ccp_alpha)
@@ -218,13 +246,16 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         self.optimal_ = not stopped
         self.lower_bound_ = self.objective_ if self.optimal_ else alpha
         self.n_thresholds_evaluated_ = int(ctl[kernel.C_EVALS])
-        self.tree_ = _tree_of(records, X, codes, w, self.n_classes_)
+        tree = _tree_of(records, X, codes, w, self.n_classes_)
+        self.tree_ = _on_columns(tree, origin, level, n_features, self.categories_)
         return self
 
     def _validate_X_predict(self, X):
-        # numbers only and no missing values, as at fit: a NaN has no branch in these trees
+        # no missing numbers, as at fit: a NaN in a numeric column has no branch in these trees
         check_is_fitted(self, "tree_")
-        return check_X(self, X, reset=False, allow_nan=False)
+        X = self._validate_table(X)
+        _refuse_numeric_nan(X, self.is_categorical_)
+        return X
 
     #: The class fractions of each row's leaf, as every treelearn classifier tree gives them.
     predict_proba = DecisionTreeClassifier.predict_proba
@@ -270,6 +301,96 @@ def _run(solve, args, ctl: np.ndarray, time_limit: float | None, bar=None, *,
     if failure:  # pragma: no cover
         raise failure[0]
     return stopped
+
+
+def _refuse_numeric_nan(X: np.ndarray, is_categorical: np.ndarray) -> None:
+    """A ValueError naming the first numeric column of ``X`` with a missing value."""
+    bad = np.flatnonzero(~is_categorical & np.isnan(X).any(axis=0))
+    if bad.shape[0]:
+        raise ValueError(f"Input X contains NaN in numeric column {int(bad[0])}: an optimal "
+                         "tree has no branch for a missing number; impute it first, or "
+                         "declare the column categorical (a missing value is then a level "
+                         "of its own).")
+
+
+def _expand(X: np.ndarray, is_categorical: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The matrix the search reads, with the origin and the level of each of its columns.
+
+    A numeric column stays as it is (level -1). A category column (level codes, NaN for
+    missing) becomes one 0/1 column per value it holds, level codes and missing
+    (:data:`MISSING_LEVEL`) alike, that is 0 on that value's rows: its one threshold sends
+    them left, as the test ``x == level`` does. A column of two values needs one such test
+    (the other is the same split mirrored: the last one's is kept, so a level and missing
+    values give the test for missing), a column of one value none."""
+    cols, origin, level = [], [], []
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        if not is_categorical[j]:
+            cols.append(x)
+            origin.append(j)
+            level.append(-1)
+            continue
+        missing = np.isnan(x)
+        values = [int(v) for v in np.unique(x[~missing])]
+        if missing.any():
+            values.append(MISSING_LEVEL)
+        for v in values[-1:] if len(values) == 2 else values:
+            hit = missing if v == MISSING_LEVEL else x == v
+            cols.append((~hit).astype(np.float32))
+            origin.append(j)
+            level.append(v)
+    if not cols:  # every column constant: one with no threshold, so the tree is a leaf
+        cols, origin, level = [np.zeros(X.shape[0], dtype=np.float32)], [0], [-1]
+    Xe = np.column_stack(cols)
+    return (np.ascontiguousarray(Xe, dtype=np.float32), np.asarray(origin, dtype=np.intp),
+            np.asarray(level, dtype=np.intp))
+
+
+def _on_columns(tree: Tree, origin: np.ndarray, level: np.ndarray, n_features: int,
+                categories: list) -> Tree:
+    """The tree of the searched columns (:func:`_expand`) as a tree of the original ones: a
+    level's test becomes a categorical split with that level on branch 0 and every other
+    level on branch 1, where missing values go too unless the test is for missing. Readers
+    say where missing values go (``missing_seen``) at the splits of a column that had them
+    at fit."""
+    with_missing = np.zeros(n_features, dtype=bool)
+    with_missing[origin[level == MISSING_LEVEL]] = True
+    if not (level != -1).any():
+        return Tree(n_features, tree.n_classes, tree.children_left, tree.children_right,
+                    tree.feature, tree.threshold, tree.impurity, tree.n_node_samples,
+                    tree.weighted_n_node_samples, tree.value)
+    m = tree.node_count
+    inner = tree.children_left != TREE_LEAF
+    feature = tree.feature.copy()
+    threshold = tree.threshold.copy()
+    missing_branch = larger_child_branch(tree.children_left, tree.children_right,
+                                         tree.n_node_samples)
+    missing_seen = np.zeros(m, dtype=bool)
+    cat_ptr = np.zeros(m + 1, dtype=np.intp)
+    cat_branch: list[np.ndarray] = []
+    for t in range(m):
+        cat_ptr[t + 1] = cat_ptr[t]
+        if not inner[t]:
+            continue
+        col = int(tree.feature[t])
+        feature[t] = origin[col]
+        lv = int(level[col])
+        if lv == -1:
+            continue
+        branch = np.ones(len(categories[origin[col]]), dtype=np.intp)
+        if lv >= 0:
+            branch[lv] = 0
+        cat_branch.append(branch)
+        cat_ptr[t + 1] += branch.shape[0]
+        threshold[t] = -2.0
+        missing_branch[t] = 0 if lv == MISSING_LEVEL else 1
+        missing_seen[t] = with_missing[origin[col]]
+    return Tree(n_features, tree.n_classes, tree.children_left, tree.children_right, feature,
+                threshold, tree.impurity, tree.n_node_samples, tree.weighted_n_node_samples,
+                tree.value, cat_ptr=cat_ptr,
+                cat_branch=np.concatenate(cat_branch) if cat_branch else np.zeros(0, np.intp),
+                missing_branch=missing_branch, missing_seen=missing_seen)
 
 
 def _ranks(X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:

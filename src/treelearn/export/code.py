@@ -241,7 +241,10 @@ def _tests(view: TreeView, node: int, sql: bool) -> tuple[str, list[str]]:
         per, known = _branch_levels(tree, node)
         missing += f" OR {x} NOT " if sql else f" or {x} not "
         missing += into([lit(lv[c]) for c in known])
-        return missing, [f"{x} {into([lit(lv[c]) for c in codes])}" for codes in per]
+        # a branch of no level (an optimal tree's branch of missing values) takes no value
+        never = "1 = 0" if sql else "False"
+        return missing, [f"{x} {into([lit(lv[c]) for c in codes])}" if codes else never
+                         for codes in per]
     thr = lit(raw_threshold(tree.threshold[node]))
     return missing, [f"{x} <= {thr}", f"{x} > {thr}"]
 
@@ -440,7 +443,8 @@ def _sql_condition(view: TreeView, c: Condition) -> str:
     x = _sql_name(view.feature_names[c.feature])
     if c.op == "in":
         lv = view.categories[c.feature]
-        test = f"{x} IN ({', '.join(_sql_literal(lv[k]) for k in c.levels)})"
+        test = (f"{x} IN ({', '.join(_sql_literal(lv[k]) for k in c.levels)})" if c.levels
+                else "1 = 0")  # no level: only missing values pass (an optimal tree's test)
         if c.missing:
             known = ", ".join(_sql_literal(lv[k]) for k in c.known)
             test = f"({x} IS NULL OR {x} NOT IN ({known}) OR {test})"

@@ -99,7 +99,9 @@ def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) 
         out = []
         for b in range(nb):
             members = [str(names[c]) for c in np.flatnonzero(cmap == b)]
-            if len(members) == 1:
+            if not members:  # no level: the branch of missing values (an optimal tree's test)
+                out.append(f"{name} is missing")
+            elif len(members) == 1:
                 out.append(f"{name} = {members[0]}")
             else:
                 out.append(f"{name} in {{{', '.join(members)}}}")
@@ -110,7 +112,7 @@ def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) 
     # (or unseen) go is part of reading the split, so it is shown where the node learned it
     # from missing values at fit.
     mb = tree.missing_branch[node]
-    if c1 > c0 and 0 <= mb < nb and tree.missing_seen[node]:
+    if c1 > c0 and 0 <= mb < nb and tree.missing_seen[node] and (cmap == mb).any():
         out[mb] += " or missing"
     return out
 
