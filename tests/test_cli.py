@@ -615,3 +615,15 @@ def test_fit_the_optimal_tree(tmp_path):
                                  "--prune", "cv", cwd=tmp_path)
     assert "takes --max-depth" in error("fit", "bank.csv", "--target", "y", "--algorithm",
                                         "optimal", "--criterion", "gini", cwd=tmp_path)
+    # a text column is searched level by level, its empty cells a level of their own; a hole
+    # in a numeric column is refused by name
+    table["colour"] = np.where(table.y == 1, "blue", "green")
+    table.loc[::7, "colour"] = ""
+    table.to_csv(tmp_path / "shop.csv", index=False)
+    out = ok("fit", "shop.csv", "--target", "y", "--algorithm", "optimal", "--max-depth", "1",
+             "--cv", "0", "-o", "shop.tlm", cwd=tmp_path).stdout
+    assert "1 categorical (colour)" in out and "colour = " in out
+    table.loc[3, "a"] = np.nan
+    table.to_csv(tmp_path / "holes.csv", index=False)
+    assert "NaN in numeric column 'a'" in error("fit", "holes.csv", "--target", "y",
+                                                "--algorithm", "optimal", cwd=tmp_path)

@@ -464,12 +464,14 @@ def test_category_columns_read_as_level_tests_by_every_reader(tmp_path):
 def test_missing_numbers_are_refused_with_the_column_named():
     frame, y = _shop()
     frame.loc[3, "price"] = np.nan
-    with pytest.raises(ValueError, match="NaN in numeric column 0.*categorical"):
+    with pytest.raises(ValueError, match="NaN in numeric column 'price'.*categorical"):
         OptimalTreeClassifier(max_depth=1).fit(frame, y)
     model = OptimalTreeClassifier(max_depth=1).fit(frame.dropna(subset=["price"]), y[
         frame.price.notna().to_numpy()])
-    with pytest.raises(ValueError, match="NaN in numeric column 0"):
+    with pytest.raises(ValueError, match="NaN in numeric column 'price'"):
         model.predict(frame)
+    with pytest.raises(ValueError, match="NaN in numeric column 0"):
+        OptimalTreeClassifier(max_depth=1).fit(np.array([[1.0], [np.nan]]), [0, 1])
 
 
 def test_bad_new_parameters_are_refused_by_name():
@@ -480,3 +482,9 @@ def test_bad_new_parameters_are_refused_by_name():
         OptimalTreeClassifier(on_interrupt="ignore").fit(X, y)
     with pytest.raises(ValueError, match="categorical_features"):
         OptimalTreeClassifier(categorical_features="all").fit(X, y)
+
+
+def test_the_memo_is_one_slot_where_nothing_is_memoised():
+    assert kernel.memo(5000, 2).val.shape == (1,) and kernel.memo(5000, 2).z.shape == (1, 2)
+    assert kernel.memo(5000, 3).val.shape == (1 << 16,)
+    assert kernel.memo(5000, 3).z.shape == (5000, 2)

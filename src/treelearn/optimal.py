@@ -195,7 +195,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
             raise TypeError("OptimalTreeClassifier needs dense X; sparse input is not "
                             "supported.")
         X, y = self._validate_table(X, y, fitting=True)
-        _refuse_numeric_nan(X, self.is_categorical_)
+        _refuse_numeric_nan(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         y = check_y_1d(y)
         check_classification_targets(y)
         w = check_sample_weight(sample_weight, X.shape[0])
@@ -254,7 +254,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         # no missing numbers, as at fit: a NaN in a numeric column has no branch in these trees
         check_is_fitted(self, "tree_")
         X = self._validate_table(X)
-        _refuse_numeric_nan(X, self.is_categorical_)
+        _refuse_numeric_nan(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         return X
 
     #: The class fractions of each row's leaf, as every treelearn classifier tree gives them.
@@ -303,11 +303,13 @@ def _run(solve, args, ctl: np.ndarray, time_limit: float | None, bar=None, *,
     return stopped
 
 
-def _refuse_numeric_nan(X: np.ndarray, is_categorical: np.ndarray) -> None:
-    """A ValueError naming the first numeric column of ``X`` with a missing value."""
+def _refuse_numeric_nan(X: np.ndarray, is_categorical: np.ndarray, names=None) -> None:
+    """A ValueError naming the first numeric column of ``X`` with a missing value (by its
+    name when ``names`` are known)."""
     bad = np.flatnonzero(~is_categorical & np.isnan(X).any(axis=0))
     if bad.shape[0]:
-        raise ValueError(f"Input X contains NaN in numeric column {int(bad[0])}: an optimal "
+        col = repr(str(names[bad[0]])) if names is not None else str(int(bad[0]))
+        raise ValueError(f"Input X contains NaN in numeric column {col}: an optimal "
                          "tree has no branch for a missing number; impute it first, or "
                          "declare the column categorical (a missing value is then a level "
                          "of its own).")

@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "columns without missing values), adaboost (boosted stumps, or trees "
                         "of --max-depth); oner (Holte's one-attribute rule, a yardstick); "
                         "optimal (the proven optimal tree of --max-depth, default 3, by "
-                        "branch and bound; numeric columns without missing values)")
+                        "branch and bound; text columns tested level by level, no holes in "
+                        "numeric columns)")
     p.add_argument("--time-limit", type=float,
                    help="seconds the optimal search may take (default: to its end); the "
                         "best tree found so far is kept")

@@ -182,12 +182,10 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
         if other:
             raise UserError(f"optimal takes --max-depth and --min-samples-leaf (got "
                             f"--{other[0]})".replace("_", "-"))
-        if cats:
-            raise UserError("optimal needs numeric columns; encode the categorical ones "
-                            f"first ({', '.join(cols.categorical)})")
         return treelearn.OptimalTreeClassifier(**{"max_depth": 3, **given},
                                                time_limit=args.time_limit,
-                                               verbose=not args.quiet)
+                                               verbose=not args.quiet,
+                                               categorical_features=cats)
     if algo == "oner":
         if given:
             raise UserError(f"oner has no tree options (got --{next(iter(given))})".replace(

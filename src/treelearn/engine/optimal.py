@@ -747,11 +747,14 @@ def buffers(ranks: np.ndarray, n_classes: int, depth: int) -> Scratch:
 
 def memo(n: int, depth: int, capacity: int = 1 << 16, seed: int = 0) -> Memo:
     """An empty memo of ``capacity`` slots (a power of two) for subproblems of ``n`` rows with
-    depth budget at most ``min(depth - 1, MEMO_MAX_DEPTH)``: about ``capacity * 12 * (2**(k+1)
-    - 1)`` bytes of stored trees (12 MB at the default and depth >= 4)."""
+    depth budget at most ``k = min(depth - 1, MEMO_MAX_DEPTH)``: about ``capacity * 12 *
+    (2**(k+1) - 1)`` bytes of stored trees (12 MB at the default and depth >= 4). Below depth
+    3 no subproblem is memoised (budgets from 2 up are), and the memo has one slot."""
     if capacity < 1 or capacity & (capacity - 1):
         raise ValueError(f"capacity must be a power of two, got {capacity}")
     k = max(min(depth - 1, MEMO_MAX_DEPTH), 0)
+    if k < 2:  # no subproblem below the root has a depth budget of 2: nothing is memoised
+        n, capacity = 1, 1
     rng = np.random.default_rng(seed)
     return Memo(
         z=rng.integers(0, np.iinfo(np.uint64).max, size=(max(n, 1), 2), dtype=np.uint64,
