@@ -21,6 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import treelearn as tl
 from treelearn import OptimalTreeClassifier
 from treelearn.engine import optimal as kernel
+from treelearn.engine.config import njit
 
 DATA = Path(__file__).parent / "data" / "contree"
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
@@ -106,7 +107,8 @@ def test_search_kernel_bounds(case):
     memos = [kernel.memo(n, depth), kernel.memo(n, depth, capacity=2)]
     for ub in (best - 1.0, best, best + 1e-6, np.inf, best - 0.5):
         for memo in memos:
-            bufs = kernel.buffers(ranks, classes.size, depth)
+            # y and w: 0/1 tables of rows weighing alike take the depth-two solver of counts
+            bufs = kernel.buffers(ranks, classes.size, depth, y, w)
             ctl = np.zeros(kernel.CTL_FIELDS)
             v = kernel.solve((ranks, y.astype(np.int64), w), bufs, memo,
                              np.array([alpha, 1e-9]),
@@ -488,3 +490,56 @@ def test_the_memo_is_one_slot_where_nothing_is_memoised():
     assert kernel.memo(5000, 2).val.shape == (1,) and kernel.memo(5000, 2).z.shape == (1, 2)
     assert kernel.memo(5000, 3).val.shape == (1 << 16,)
     assert kernel.memo(5000, 3).z.shape == (5000, 2)
+
+
+@settings(max_examples=80 if JIT else 20, deadline=None)
+@given(st.integers(1, 70), st.integers(2, 5), st.integers(2, 4), st.integers(0, 2**31),
+       st.sampled_from([0.0, 0.5, 2.0]), st.sampled_from([1, 1, 2, 3]),
+       st.sampled_from([1.0, 0.5, 3.0]))
+def test_depth_two_from_counts_equals_brute_force(n, p, K, seed, alpha, min_leaf, weight):
+    """The depth-two solver of 0/1 features (bitsets and pair counts) against every tree of
+    depth <= 2; rows of more than 64 bits' worth span several words."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, p)) < rng.uniform(0.1, 0.9, size=p)).astype(np.float32)
+    y = rng.integers(0, K, size=n)
+    w = np.full(n, weight)
+    ranks = np.stack([np.unique(X[:, f], return_inverse=True)[1] for f in range(p)])
+    ranks = ranks.astype(np.int32)
+    bufs = kernel.buffers(ranks, K, 2, y, w)
+    assert bufs.wunit[0] == weight  # constant features included: ranks 0 only
+    # a node of some rows, in the order of feature 0's list as the search keeps them
+    keep = np.flatnonzero(rng.random(n) < 0.8) if n > 3 else np.arange(n)
+    lst = bufs.lists[0, 0][np.isin(bufs.lists[0, 0], keep)]
+    bufs.lists[1, 0, :lst.size] = lst
+    bufs.size[1] = lst.size
+    v = kernel.depth_two_bits(bufs, np.array([alpha, 1e-9]), np.array([min_leaf, 1]), 1)
+    best = brute_force(X[lst], y[lst], w[lst], K, 2, alpha, min_leaf)
+    assert v == pytest.approx(best, abs=1e-9)
+    # the recorded tree (ranks 0 | 1 at every split) costs what the solver says
+    rec = [(int(f), 0.5) if f >= 0 else (-1, 0.0) for f in bufs.res[1, 0, :bufs.rlen[1]]]
+    from treelearn.optimal import objective
+    assert objective(rec, X[lst], y[lst], w[lst], K, alpha) == pytest.approx(v, abs=1e-9)
+
+
+def test_the_depth_two_solver_of_counts_applies_to_0_1_tables_of_equal_weights_only():
+    ranks = np.array([[0, 1, 1, 0], [1, 1, 0, 0]], dtype=np.int32)
+    y = np.array([0, 1, 1, 0])
+    assert kernel.buffers(ranks, 2, 3, y, np.ones(4)).wunit[0] == 1.0
+    assert kernel.buffers(ranks, 2, 3, y, np.array([1.0, 2, 1, 1])).wunit[0] == 0.0
+    assert kernel.buffers(ranks, 2, 3).wunit[0] == 0.0
+    three = ranks.copy()
+    three[0, 0] = 2
+    assert kernel.buffers(three, 2, 3, y, np.ones(4)).wunit[0] == 0.0
+
+
+@njit
+def _compiled_popcount(v):
+    return kernel.popcount(v)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**64 - 1))
+def test_popcount_counts_the_set_bits(x):
+    """The compiled count (LLVM's ctpop) and the plain one against the printed bits."""
+    expected = bin(x).count("1")
+    assert _compiled_popcount(np.uint64(x)) == expected == kernel.popcount(np.uint64(x))

@@ -220,7 +220,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         Xk, yk, wk = X[keep], codes[keep], w[keep]
         ranks, values = _ranks(Xk)
         n, p = Xk.shape
-        bufs = kernel.buffers(ranks, self.n_classes_, depth)
+        bufs = kernel.buffers(ranks, self.n_classes_, depth, yk, wk)
         memo = kernel.memo(n, depth)
         total = float(wk.sum())
         # 1e-9 of the total weight: above the rounding of sums of weights, below any real

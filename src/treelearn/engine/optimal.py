@@ -88,6 +88,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+from numba import types
+from numba.extending import intrinsic, overload
 
 from .config import njit
 
@@ -405,9 +407,10 @@ def _gini_best(data, bufs, d, f, q):
 
 
 @njit
-def _child_lists(data, bufs, memo, d, f, thr, right):
-    """Level ``d + 1``'s sorted lists: the rows of level ``d`` on one side of ``rank_f <= thr``;
-    and the key of that row set (:func:`_memo_slot`)."""
+def _child_lists(data, bufs, memo, d, f, thr, right, n_lists):
+    """Level ``d + 1``'s sorted lists of the first ``n_lists`` features (all but the first
+    are not read where :func:`depth_two_bits` solves the child): the rows of level ``d`` on
+    one side of ``rank_f <= thr``; and the key of that row set (:func:`_memo_slot`)."""
     rank = data[0]
     lists, size = bufs.lists, bufs.size
     m = size[d]
@@ -415,7 +418,7 @@ def _child_lists(data, bufs, memo, d, f, thr, right):
     c = 0
     h0 = np.uint64(0)
     h1 = np.uint64(0)
-    for g in range(rank.shape[0]):
+    for g in range(n_lists):
         src = lists[d, g]
         dst = lists[d + 1, g]
         c = 0
@@ -476,6 +479,139 @@ def _copy_record(src, d_src, dst, d_dst, n, at):
             dst[d_dst, q, at + k] = src[d_src, q, k]
 
 
+def popcount(x) -> int:
+    """Set bits of a uint64 (as Python runs it: ``NUMBA_DISABLE_JIT=1``)."""
+    return int(x).bit_count()
+
+
+@intrinsic
+def _ctpop(typingctx, x):
+    """LLVM's population count of a uint64: one instruction where the processor has it (the
+    parallel bit count in shifts and masks measured 1.8x slower in :func:`depth_two_bits`)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
+
+
+@overload(popcount)
+def _popcount_compiled(x):
+    return lambda x: _ctpop(x)
+
+
+@njit
+def _cell_cost(cnt, K, wu, alpha):
+    """A leaf's cost from its rows' class counts ``cnt`` (every row of weight ``wu``), and
+    its row count."""
+    tot = 0
+    top = 0
+    for c in range(K):
+        tot += cnt[c]
+        top = max(top, cnt[c])
+    return (tot - top) * wu + alpha, tot
+
+
+@njit
+def depth_two_bits(bufs, fpar, ipar, d):
+    """The optimal tree of depth at most two over level ``d``'s rows of a table of 0/1
+    features whose rows weigh alike, from class counts of feature pairs (MurTree's depth-two
+    solver, Demirović et al., JMLR 2022, section 4.4, counted here by AND and population
+    count over row bitsets): its cost, the tree in ``res[d]``.
+
+    Every count the tree needs is one of a node's class counts ``n[c]``, the counts on a
+    feature's 1 side ``s[i, c]`` and on both features' 1 sides ``q[i, j, c]``: the cells of
+    a root ``i`` and a second feature ``j`` are ``q``, ``s[i] - q``, ``s[j] - q`` and ``n -
+    s[i] - s[j] + q``. A pass over the node's rows makes its bitset, one over its nonzero
+    words the ``s`` and ``q`` counts (``p**2 K / 2`` word counts each), and the choice of the
+    best tree reads only counts: no threshold is evaluated one by one."""
+    lists, size, res, rlen = bufs.lists, bufs.size, bufs.res, bufs.rlen
+    fbits, cbits, nwords, words, fw, pair = (bufs.fbits, bufs.cbits, bufs.nwords, bufs.words,
+                                             bufs.fw, bufs.pair)
+    alpha = fpar[0]
+    min_leaf = max(ipar[0], 1)
+    wu = bufs.wunit[0]
+    p = fbits.shape[0]
+    K = cbits.shape[0]
+    m = size[d]
+    lst = lists[d, 0]
+    # the node's bitset, compacted to its nonzero words
+    for j in range(m):
+        r = lst[j]
+        nwords[r >> 6] = 0
+    nw = 0
+    for j in range(m):
+        r = lst[j]
+        wd = r >> 6
+        if nwords[wd] == 0:
+            words[nw] = wd
+            nw += 1
+        nwords[wd] |= np.uint64(1) << np.uint64(r & 63)
+    n = np.zeros(K, dtype=np.int64)
+    s = np.zeros((p, K), dtype=np.int64)
+    for c in range(K):
+        for t in range(nw):
+            wd = words[t]
+            n[c] += popcount(nwords[wd] & cbits[c, wd])
+    for i in range(p):
+        for c in range(K):
+            tot = 0
+            for t in range(nw):
+                wd = words[t]
+                b = nwords[wd] & fbits[i, wd] & cbits[c, wd]
+                fw[i, c, t] = b
+                tot += popcount(b)
+            s[i, c] = tot
+    for i in range(p):
+        for j in range(i + 1, p):
+            for c in range(K):
+                tot = 0
+                for t in range(nw):
+                    tot += popcount(fw[i, c, t] & fbits[j, words[t]])
+                pair[i, j, c] = tot
+                pair[j, i, c] = tot
+    leaf, _ = _cell_cost(n, K, wu, alpha)
+    best = leaf
+    _put(res, d, 0, -1, -1, -1)
+    rlen[d] = 1
+    cell = np.empty((4, K), dtype=np.int64)
+    side = np.empty((2, 4))  # per side of the root: (cost, rank left, rank right, feature)
+    for i in range(p):
+        # side 0: x_i = 0, side 1: x_i = 1
+        for c in range(K):
+            cell[0, c] = n[c] - s[i, c]
+            cell[1, c] = s[i, c]
+        c0, m0 = _cell_cost(cell[0], K, wu, alpha)
+        c1, m1 = _cell_cost(cell[1], K, wu, alpha)
+        if m0 < min_leaf or m1 < min_leaf:
+            continue
+        side[0, 0] = c0
+        side[1, 0] = c1
+        side[:, 3] = -1.0
+        for j in range(p):
+            if j == i:
+                continue
+            for c in range(K):
+                q = pair[i, j, c]
+                cell[0, c] = n[c] - s[i, c] - s[j, c] + q  # x_i = 0, x_j = 0
+                cell[1, c] = s[j, c] - q  # x_i = 0, x_j = 1
+                cell[2, c] = s[i, c] - q  # x_i = 1, x_j = 0
+                cell[3, c] = q  # x_i = 1, x_j = 1
+            for h in range(2):
+                a_cost, a_m = _cell_cost(cell[2 * h], K, wu, alpha)
+                b_cost, b_m = _cell_cost(cell[2 * h + 1], K, wu, alpha)
+                if a_m >= min_leaf and b_m >= min_leaf and a_cost + b_cost < side[h, 0]:
+                    side[h, 0] = a_cost + b_cost
+                    side[h, 1] = 0.0
+                    side[h, 2] = 1.0
+                    side[h, 3] = j
+        if side[0, 0] + side[1, 0] < best:
+            best = side[0, 0] + side[1, 0]
+            _put(res, d, 0, i, 0, 1)
+            at = _put_stump(res, d, np.int64(1), side[0])
+            rlen[d] = _put_stump(res, d, at, side[1])
+    return best
+
+
 @njit
 def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
     """Optimal cost of a tree of depth at most ``k`` over level ``d``'s rows, if below ``ub``
@@ -525,6 +661,17 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
                 return v
             if v >= ub:
                 return v
+    if k == 2 and bufs.wunit[0] > 0.0:  # 0/1 features, rows of one weight: from counts
+        ctl[C_EVALS] += p
+        v = depth_two_bits(bufs, fpar, ipar, d)
+        if d == 0:
+            ctl[C_ROOT_DONE] = p
+            ctl[C_INCUMBENT] = min(target, v)
+        if slot >= 0:
+            _memo_store(memo, bufs, d, k, m, slot, v, True)
+        return v
+    # a child solved from counts reads its rows from the first feature's list only
+    n_lists = 1 if k == 3 and bufs.wunit[0] > 0.0 else p
     # features in order of their best Gini split, each feature's best Gini threshold first:
     # good incumbents early make the bounds bite (ConTree's ordering)
     score = np.full(p, -np.inf)
@@ -639,7 +786,7 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
             else:
                 # the larger side first, whose bound then limits the smaller one (ConTree)
                 big_right = m - i > i
-                _child_lists(data, bufs, memo, d, np.int64(f), thr, big_right)
+                _child_lists(data, bufs, memo, d, np.int64(f), thr, big_right, n_lists)
                 v_big = solve(data, bufs, memo, fpar, ipar, ctl, d + 1, k - 1, target - alpha)
                 if ctl[C_STOP] != 0:
                     return target
@@ -653,7 +800,8 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
                 if v_big < target - alpha + slack:
                     tmplen[d] = rlen[d + 1]
                     _copy_record(res, d + 1, tmp, d, rlen[d + 1], np.int64(0))
-                    _child_lists(data, bufs, memo, d, np.int64(f), thr, not big_right)
+                    _child_lists(data, bufs, memo, d, np.int64(f), thr, not big_right,
+                                 n_lists)
                     v_small = solve(data, bufs, memo, fpar, ipar, ctl, d + 1, k - 1,
                                     target - v_big + slack)
                     if ctl[C_STOP] != 0:
@@ -708,21 +856,29 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
 
 #: The search's scratch (see :func:`buffers`).
 Scratch = namedtuple("Scratch", "lists size res rlen tmp tmplen pos pw queue tot cum out ntot cw "
-                                "lbL lbR glb gv gtab eslot ecount rows")
+                                "lbL lbR glb gv gtab eslot ecount rows "
+                                "wunit fbits cbits nwords words fw pair")
 #: Evaluated thresholds per feature and level whose per-feature stump bounds are kept.
 GTAB_ROWS = 1024
+#: Largest table of feature-pair class counts (bytes) for which :func:`depth_two_bits` is
+#: used on 0/1 features: ``p * p * K * 8`` (64 MB: 2,000 features of two classes).
+PAIR_BYTES = 64 << 20
 #: The memo of solved subproblems (see :func:`memo`).
 Memo = namedtuple("Memo", "z hsh keys meta val rec reclen")
 
 
-def buffers(ranks: np.ndarray, n_classes: int, depth: int) -> Scratch:
+def buffers(ranks: np.ndarray, n_classes: int, depth: int, y: np.ndarray | None = None,
+            w: np.ndarray | None = None) -> Scratch:
     """The search's scratch for the rank table ``ranks`` (features x rows), ``n_classes``
     classes and trees of depth at most ``depth`` (see :func:`solve`), with level 0 holding
     every row: level ``d``'s sorted lists and sizes, records, the first-solved child's record,
     candidate thresholds, prefix weights, bisection queue (interval and the evaluated
     thresholds around it), the stump search's class weights, costs and row counts, a
     class-weight scratch, and each evaluated threshold's lower bounds of its left and right
-    sides."""
+    sides. Given the class codes ``y`` and weights ``w`` of a table of 0/1 features whose
+    rows weigh alike (and whose pair counts fit :data:`PAIR_BYTES`), also the row bitsets of
+    each feature and class for :func:`depth_two_bits` (``wunit``: the rows' weight; 0 where
+    that solver does not apply)."""
     p, n = ranks.shape
     D = depth + 1
     S = 2 ** (depth + 1) - 1
@@ -738,11 +894,36 @@ def buffers(ranks: np.ndarray, n_classes: int, depth: int) -> Scratch:
         glb=np.empty((D, 2, p)), gv=np.empty((D, 2, p)),
         gtab=np.empty((D, min(max(n, 1), GTAB_ROWS), 2, p)),
         eslot=np.full((D, max(n, 1)), -1, dtype=np.int64), ecount=np.zeros(D, dtype=np.int64),
-        rows=np.empty((2, max(n, 1)), dtype=np.int32))
+        rows=np.empty((2, max(n, 1)), dtype=np.int32), **_bitsets(ranks, K, y, w))
     for f in range(p):
         bufs.lists[0, f] = np.argsort(ranks[f], kind="stable")
     bufs.size[0] = n
     return bufs
+
+
+def _bitsets(ranks: np.ndarray, K: int, y, w) -> dict:
+    """The scratch of :func:`depth_two_bits` (see :func:`buffers`): empty where it does not
+    apply."""
+    p, n = ranks.shape
+    W = (n + 63) // 64
+    applies = (y is not None and w is not None and n > 0 and p > 1 and int(ranks.max()) <= 1
+               and float(w.min()) == float(w.max()) and p * p * K * 8 <= PAIR_BYTES)
+    if not applies:
+        return dict(wunit=np.zeros(1), fbits=np.zeros((1, 1), dtype=np.uint64),
+                    cbits=np.zeros((1, 1), dtype=np.uint64), nwords=np.zeros(1, np.uint64),
+                    words=np.zeros(1, np.int64), fw=np.zeros((1, 1, 1), dtype=np.uint64),
+                    pair=np.zeros((1, 1, 1), dtype=np.int64))
+
+    def pack(mask: np.ndarray) -> np.ndarray:  # rows -> little-endian uint64 words
+        bits = np.packbits(np.concatenate([mask, np.zeros(W * 64 - n, dtype=bool)]),
+                           bitorder="little")
+        return bits.view("<u8").astype(np.uint64)
+
+    return dict(wunit=np.array([float(w[0])]),
+                fbits=np.stack([pack(ranks[f] == 1) for f in range(p)]),
+                cbits=np.stack([pack(y == c) for c in range(K)]),
+                nwords=np.zeros(W, dtype=np.uint64), words=np.zeros(W, dtype=np.int64),
+                fw=np.zeros((p, K, W), dtype=np.uint64), pair=np.zeros((p, p, K), np.int64))
 
 
 def memo(n: int, depth: int, capacity: int = 1 << 16, seed: int = 0) -> Memo:
