@@ -3,6 +3,7 @@
     python benchmarks/bench_optimal.py                      # the bank table shipped with the tests
     python benchmarks/bench_optimal.py --data-dir DIR --tables bank raisin rice --depths 2 3
     python benchmarks/bench_optimal.py --data-dir DIR --tables bank raisin --accuracy
+    python benchmarks/bench_optimal.py --data-dir DIR --tables anneal --base f44438e
 
 ``DIR`` is the ``train-datasets`` folder of ConTree's repository (github.com/ConSol-Lab/contree,
 MIT licence) or the ``datasets`` folder of pydl8.5's (github.com/aia-uclouvain/pydl8.5, MIT
@@ -15,6 +16,11 @@ seconds, and the fastest anchor's seconds over treelearn's (above 1: treelearn f
 first treelearn fit compiles the search's kernels and is not timed. Not a test: times depend
 on the machine.
 
+``--base REV`` (repeatable) also times that commit's OptimalTreeClassifier in the same run,
+each case in a fresh process with the commit's package and kernel cache of its own
+(``compare.py``'s installs), compiled before the timing; a column per base gives its seconds
+over the working tree's (above 1: the working tree is faster).
+
 ``--accuracy`` compares held-out accuracy instead: stratified 5-fold cross-validation (one
 fixed shuffle), the optimal tree against greedy CART (scikit-learn's, Gini) of the same
 depth, the mean and standard deviation over the folds; a fit the time limit stops counts
@@ -25,6 +31,10 @@ pycontree comes with the benchmark extra (``pip install -e ".[bench]"``).
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -57,7 +67,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--accuracy", action="store_true",
                     help="held-out accuracy against CART instead of the time table")
+    ap.add_argument("--base", action="append", default=[],
+                    help="a commit whose optimal tree is timed beside (repeatable)")
+    ap.add_argument("--worker", nargs=2, metavar=("TABLE", "DEPTH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        worker(args, args.worker[0], int(args.worker[1]))
+        return
     if args.accuracy:
         accuracy(args)
         return
@@ -73,6 +89,9 @@ def main() -> None:
             f"{'proven':>6} {'tl s':>8}")
     for name in anchors:
         head += f" {name + ' err':>11} {name + ' s':>9}"
+    bases = [_install(rev) for rev in args.base]
+    for rev in args.base:
+        head += f" {rev[:10] + ' s/tl s':>17}"
     print(head + f" {'best anchor s / tl s':>20}")
     for name in args.tables:
         X, y = load(args.data_dir / f"{name}.txt")
@@ -95,9 +114,43 @@ def main() -> None:
                 err = int((np.asarray(model.predict(X)) != y).sum())
                 line += f" {err:>{len(anchor) + 4}} {t_a:>{len(anchor) + 2}.3f}"
                 fastest = min(fastest, t_a)
+            for path in bases:
+                r = _run_base(path, args, name, depth)
+                line += (f" {r['seconds'] / t_tl:>17.2f}" if "seconds" in r
+                         else f" {r['error'][:17]:>17}")
             if np.isfinite(fastest):
                 line += f" {fastest / t_tl:>20.2f}"
             print(line, flush=True)
+
+
+def worker(args, name: str, depth: int) -> None:
+    """One case with the treelearn on ``sys.path`` (a base's): JSON of its seconds."""
+    from treelearn import OptimalTreeClassifier
+
+    X, y = load(args.data_dir / f"{name}.txt")
+    OptimalTreeClassifier(max_depth=2, verbose=False).fit(X[:50], y[:50])  # compile
+    t, model = best_of(lambda: OptimalTreeClassifier(
+        max_depth=depth, time_limit=args.time_limit, verbose=False).fit(X, y), args.repeats)
+    print(json.dumps({"seconds": t, "errors": int((model.predict(X) != y).sum()),
+                      "proven": bool(model.optimal_)}))
+
+
+def _install(rev: str) -> Path:
+    sys.path.insert(0, str(HERE))
+    from compare import install
+
+    return install(rev)
+
+
+def _run_base(path: Path, args, name: str, depth: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(path), NUMBA_CACHE_DIR=str(path / ".numba-cache"))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(depth),
+           "--data-dir", str(args.data_dir), "--repeats", str(args.repeats),
+           "--time-limit", str(args.time_limit)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _anchors(time_limit: float) -> dict:

@@ -205,6 +205,13 @@ def test_anneal_binary_features_ninety_one_errors_at_depth_four():
     model = OptimalTreeClassifier(max_depth=4, verbose=False).fit(X, y)
     assert model.optimal_ and model.objective_ == 91.0 == (model.predict(X) != y).sum()
     assert model.greedy_objective_ > 91.0
+    # stopped early, the bound is the 34 rows that share their features with rows of the
+    # other class and are outvoted (counted by pandas here)
+    import pandas as pd
+    groups = pd.DataFrame(X).assign(y=y).groupby(list(range(X.shape[1])))["y"]
+    assert (groups.size() - groups.agg(lambda s: s.value_counts().max())).sum() == 34
+    stopped = OptimalTreeClassifier(max_depth=5, time_limit=0.05, verbose=False).fit(X, y)
+    assert not stopped.optimal_ and stopped.lower_bound_ == 34.0 <= stopped.objective_
 
 
 def test_banknote_depth_two_and_a_time_limit():
@@ -356,7 +363,8 @@ def test_the_progress_bar_follows_the_root_features_and_the_incumbent(monkeypatc
     assert calls == [(3, False), (3, True)]
     assert seen, "the bar was never updated"
     assert all(0 <= n <= 3 and text.startswith("objective ") for n, text in seen)
-    objectives = [float(text.split()[1]) for _, text in seen]
+    assert all(", bound " in text for _, text in seen)
+    objectives = [float(text.split()[1].rstrip(",")) for _, text in seen]
     assert objectives == sorted(objectives, reverse=True)  # the incumbent only improves
 
 
@@ -543,3 +551,14 @@ def test_popcount_counts_the_set_bits(x):
     """The compiled count (LLVM's ctpop) and the plain one against the printed bits."""
     expected = bin(x).count("1")
     assert _compiled_popcount(np.uint64(x)) == expected == kernel.popcount(np.uint64(x))
+
+
+def test_the_equivalent_points_bound_counts_what_no_tree_separates():
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    y = np.array([0, 1, 1, 0, 1, 1])
+    w = np.array([1.0, 0.5, 0.25, 2.0, 3.0, 9.0])
+    from treelearn.optimal import equivalent_points_bound
+    # groups: rows 0-2 (class weights 1 | 0.75), rows 3-4 (2 | 3), row 5 alone
+    assert equivalent_points_bound(X, y, w, 2) == pytest.approx(0.75 + 2.0)
+    deep = OptimalTreeClassifier(max_depth=6).fit(X, y, sample_weight=w)
+    assert deep.objective_ == pytest.approx(2.75)  # the bound is met: the optimum's cost

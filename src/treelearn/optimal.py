@@ -26,9 +26,10 @@ criteria, does not hold for the 0-1 loss at depth above one. A fitted test reads
 ordinary categorical split (the level on the left branch, every other level, unseen ones
 and missing values on the right).
 
-What is not here yet (see the project's issue on optimal trees): missing values in numeric
-columns, the regressor, and a lower bound better than one leaf's ``ccp_alpha`` when the
-search is stopped before its end.
+When a time limit or Ctrl-C stops the search, ``lower_bound_`` is the equivalent-points
+bound (:func:`equivalent_points_bound`): the search is depth first, so until it ends every
+root split it has not reached is bounded only by such data-level bounds. Not here (see the
+project's issue on optimal trees): missing values in numeric columns and the regressor.
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         the search).
     lower_bound_ : float
         A proven lower bound of the least objective: ``objective_`` when optimal, else the
-        trivial bound of a single leaf's ``ccp_alpha``.
+        equivalent-points bound (the minority weight of every group of rows with the same
+        features, which no tree can separate, plus one leaf's ``ccp_alpha``).
     greedy_objective_ : float
         The objective of the greedy tree of the same depth (CART with the Gini index), the
         search's first upper bound.
@@ -230,10 +232,11 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         ipar = np.array([min_leaf, 1 if min_leaf == 1 else 0], dtype=np.int64)
         ctl = np.zeros(kernel.CTL_FIELDS)
         ctl[kernel.C_INCUMBENT] = self.greedy_objective_
+        bound = equivalent_points_bound(Xk, yk, wk, self.n_classes_) + alpha
         with progress(p, "optimal tree", quiet=not self.verbose, unit="root feature") as bar:
             stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, memo, fpar, ipar, ctl, 0, depth,
                                           self.greedy_objective_ + tol), ctl, self.time_limit,
-                           bar, keep_on_interrupt=self.on_interrupt == "keep")
+                           bar, keep_on_interrupt=self.on_interrupt == "keep", bound=bound)
         found = _records_from_kernel(bufs, values)
         found_obj = objective(found, X, codes, w, self.n_classes_, alpha)
         if found_obj < self.greedy_objective_ - tol:
@@ -244,7 +247,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
                 records = found
         self.objective_ = float(obj)
         self.optimal_ = not stopped
-        self.lower_bound_ = self.objective_ if self.optimal_ else alpha
+        self.lower_bound_ = self.objective_ if self.optimal_ else min(bound, self.objective_)
         self.n_thresholds_evaluated_ = int(ctl[kernel.C_EVALS])
         tree = _tree_of(records, X, codes, w, self.n_classes_)
         self.tree_ = _on_columns(tree, origin, level, n_features, self.categories_)
@@ -262,11 +265,11 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
 
 
 def _run(solve, args, ctl: np.ndarray, time_limit: float | None, bar=None, *,
-         keep_on_interrupt: bool = False) -> bool:
+         keep_on_interrupt: bool = False, bound: float = 0.0) -> bool:
     """Run the search on a thread of its own (the kernel releases the GIL) while this one
-    watches the clock and Ctrl-C and shows the kernel's progress on ``bar``; returns whether
-    it was stopped before its end. Ctrl-C stops the search, then raises ``KeyboardInterrupt``
-    unless ``keep_on_interrupt``."""
+    watches the clock and Ctrl-C and shows the kernel's progress on ``bar`` (with the lower
+    ``bound``); returns whether it was stopped before its end. Ctrl-C stops the search, then
+    raises ``KeyboardInterrupt`` unless ``keep_on_interrupt``."""
     failure: list[BaseException] = []
 
     def work():
@@ -287,7 +290,8 @@ def _run(solve, args, ctl: np.ndarray, time_limit: float | None, bar=None, *,
                 stopped = True
             if bar is not None and not bar.disable:
                 bar.n = int(ctl[kernel.C_ROOT_DONE])
-                bar.set_postfix_str(f"objective {ctl[kernel.C_INCUMBENT]:.6g}")
+                bar.set_postfix_str(f"objective {ctl[kernel.C_INCUMBENT]:.6g}, bound "
+                                    f"{min(bound, ctl[kernel.C_INCUMBENT]):.6g}")
     except KeyboardInterrupt:
         ctl[kernel.C_STOP] = 1
         thread.join()
@@ -393,6 +397,19 @@ def _on_columns(tree: Tree, origin: np.ndarray, level: np.ndarray, n_features: i
                 tree.value, cat_ptr=cat_ptr,
                 cat_branch=np.concatenate(cat_branch) if cat_branch else np.zeros(0, np.intp),
                 missing_branch=missing_branch, missing_seen=missing_seen)
+
+
+def equivalent_points_bound(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> float:
+    """The misclassified weight no tree can avoid: rows with the same features reach the same
+    leaf, so each group of them misclassifies at least its weight less its largest class's
+    (the equivalent points bound of Angelino et al., "Learning certifiably optimal rule
+    lists", JMLR 2018, used for trees by GOSDT: Lin et al., ICML 2020)."""
+    if X.shape[0] == 0:
+        return 0.0
+    _, group = np.unique(X, axis=0, return_inverse=True)
+    cw = np.zeros((int(group.max()) + 1, K))
+    np.add.at(cw, (group.ravel(), y), w)
+    return float(np.sum(cw.sum(axis=1) - cw.max(axis=1)))
 
 
 def _ranks(X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
