@@ -193,10 +193,32 @@ def _scan_side(buf, cnt, rank_g, g, y, w, min_leaf, alpha, tot_s, cum_s, out_s, 
     last = np.int64(-1)
     low = np.inf
     credit = 0.0
+    start = 0  # first row of the current value's rows
+    cls = np.int64(-1)  # their one class (-1: several)
     for j in range(cnt):
         r = buf[j]
         gr = np.int64(rank_g[r])
+        yr = np.int64(y[r])
+        if gr != last:
+            before = cls
+            before_ok = start >= min_leaf
+            start = j
+            cls = yr
+        elif cls != yr:
+            cls = -1
         if credit <= 0.0 and gr != last and j >= min_leaf and cnt - j >= min_leaf:
+            if before >= 0 and before_ok:
+                # the cost is concave along rows of one class, so a cut with them on both
+                # sides costs at least one of the cuts that end them: not scored
+                k = j
+                while k < cnt and np.int64(rank_g[buf[k]]) == gr and np.int64(y[buf[k]]) == before:
+                    k += 1
+                if k < cnt and np.int64(rank_g[buf[k]]) != gr and cnt - k >= min_leaf:
+                    wr = w[r]
+                    cum_s[yr] += wr
+                    credit -= wr
+                    last = gr
+                    continue
             lw = 0.0
             ltop = 0.0
             rw = 0.0
