@@ -335,36 +335,38 @@ def _stumps_below(data, bufs, fpar, ipar, d, f, thr, i, glb, margin, gv):
     # a side whose leaf errs at most alpha is a leaf (any split costs 2 alpha): not searched
     if leaf0 <= 2.0 * alpha and leaf1 <= 2.0 * alpha:
         return
-    low = np.empty(2)
-    key = np.empty(p)
+    key = bufs.key
     for g in range(p):
         key[g] = min(glb[0, g], glb[1, g])
+    # the views the loop reads, taken once (each view of an array is counted by reference)
+    out0, out1, tot0, tot1, cum0, cum1 = out[d, 0], out[d, 1], tot[d, 0], tot[d, 1], cum[d, 0], \
+        cum[d, 1]
+    rows, rows0, rows1 = bufs.rows, bufs.rows[0], bufs.rows[1]
+    n0, n1 = ntot[d, 0], ntot[d, 1]
     for g in np.argsort(key):
-        need0 = glb[0, g] < out[d, 0, 0] and leaf0 > 2.0 * alpha
-        need1 = glb[1, g] < out[d, 1, 0] and leaf1 > 2.0 * alpha
+        need0 = glb[0, g] < out0[0] and leaf0 > 2.0 * alpha
+        need1 = glb[1, g] < out1[0] and leaf1 > 2.0 * alpha
         if not (need0 or need1):
-            gv[0, g] = min(leaf0, max(glb[0, g], out[d, 0, 0]))
-            gv[1, g] = min(leaf1, max(glb[1, g], out[d, 1, 0]))
+            gv[0, g] = min(leaf0, max(glb[0, g], out0[0]))
+            gv[1, g] = min(leaf1, max(glb[1, g], out1[0]))
             continue
+        lg = lists[d, g]
+        rg = rank[g]
+        src0, src1 = rows0, rows1
         if f >= 0:
-            _split_rows(lists[d, g], m, fr, thr, bufs.rows)
-            src0 = bufs.rows[0]
-            src1 = bufs.rows[1]
+            _split_rows(lg, m, fr, thr, rows)
         else:  # every row on side 0, already in g's order
-            src0 = lists[d, g]
-            src1 = lists[d, g]
-        low[0] = np.inf
-        low[1] = np.inf
+            src0, src1 = lg, lg
         if need0:
-            low[0] = _scan(src0, ntot[d, 0], rank[g], g, y, w, min_leaf, alpha, tot[d, 0],
-                           cum[d, 0], out[d, 0], margin)
+            low0 = _scan(src0, n0, rg, g, y, w, min_leaf, alpha, tot0, cum0, out0, margin)
+            gv[0, g] = min(leaf0, low0, out0[0] + margin)
+        else:
+            gv[0, g] = min(leaf0, max(glb[0, g], out0[0]))
         if need1:
-            low[1] = _scan(src1, ntot[d, 1], rank[g], g, y, w, min_leaf, alpha, tot[d, 1],
-                           cum[d, 1], out[d, 1], margin)
-        gv[0, g] = min(leaf0, low[0], out[d, 0, 0] + margin) if need0 else min(
-            leaf0, max(glb[0, g], out[d, 0, 0]))
-        gv[1, g] = min(leaf1, low[1], out[d, 1, 0] + margin) if need1 else min(
-            leaf1, max(glb[1, g], out[d, 1, 0]))
+            low1 = _scan(src1, n1, rg, g, y, w, min_leaf, alpha, tot1, cum1, out1, margin)
+            gv[1, g] = min(leaf1, low1, out1[0] + margin)
+        else:
+            gv[1, g] = min(leaf1, max(glb[1, g], out1[0]))
 
 
 @njit
@@ -878,7 +880,7 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
 
 #: The search's scratch (see :func:`buffers`).
 Scratch = namedtuple("Scratch", "lists size res rlen tmp tmplen pos pw queue tot cum out ntot cw "
-                                "lbL lbR glb gv gtab eslot ecount rows "
+                                "lbL lbR glb gv gtab eslot ecount rows key "
                                 "wunit fbits cbits nwords words fw pair")
 #: Evaluated thresholds per feature and level whose per-feature stump bounds are kept.
 GTAB_ROWS = 1024
@@ -916,7 +918,8 @@ def buffers(ranks: np.ndarray, n_classes: int, depth: int, y: np.ndarray | None 
         glb=np.empty((D, 2, p)), gv=np.empty((D, 2, p)),
         gtab=np.empty((D, min(max(n, 1), GTAB_ROWS), 2, p)),
         eslot=np.full((D, max(n, 1)), -1, dtype=np.int64), ecount=np.zeros(D, dtype=np.int64),
-        rows=np.empty((2, max(n, 1)), dtype=np.int32), **_bitsets(ranks, K, y, w))
+        rows=np.empty((2, max(n, 1)), dtype=np.int32), key=np.empty(p),
+        **_bitsets(ranks, K, y, w))
     for f in range(p):
         bufs.lists[0, f] = np.argsort(ranks[f], kind="stable")
     bufs.size[0] = n
