@@ -19,6 +19,8 @@ table):
   kernels that search or split a large node on all threads, which a fit on 5,000 rows never
   compiles (the histogram splitter's node loop is then compiled a second time, with the
   threads' buffers: 47 s for 5,000 rows, 68 s for 100,000, on an empty cache);
+- ``optimal``: ``import treelearn`` and a first ``OptimalTreeClassifier(max_depth=3)`` fit on
+  1,000 x 10 numbers (whole process);
 - ``demo``: ``treelearn demo`` (the whole command);
 - ``warmup``: ``treelearn compile`` (its defaults), then a new process's first fit of the
   default CART tree on the same cache (the fit alone);
@@ -63,6 +65,9 @@ CASES = {
                       "tl.DecisionTreeClassifier().fit(X, y)", None),
     "hist-large": (f"import treelearn as tl; {_DATA_LARGE}; "
                    "tl.DecisionTreeClassifier(splitter='hist').fit(X, y)", None),
+    "optimal": (f"import treelearn as tl; {_DATA}; "
+                "tl.OptimalTreeClassifier(max_depth=3, verbose=False).fit(X[:1000], y[:1000])",
+                None),
 }
 
 
