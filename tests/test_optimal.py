@@ -27,20 +27,29 @@ DATA = Path(__file__).parent / "data" / "contree"
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
 
 
-def brute_force(X, y, w, K, depth, alpha, min_leaf):
+def brute_force(X, y, w, K, depth, alpha, min_leaf, is_cat=None):
     """The least objective over every tree of depth <= ``depth``, by trying every split of
-    every node (each midpoint between two distinct values at the node), as printed: the
-    misclassified weight of each leaf plus ``alpha`` per leaf."""
+    every node, as printed: the misclassified weight of each leaf plus ``alpha`` per leaf.
+    A numeric column splits at each midpoint between two distinct values at the node; a
+    categorical one (``is_cat``; NaN: missing) by ``x == v`` against the rest, for every
+    value ``v`` at the node, missing as a value of its own (the estimator's test per level)."""
+    def sides(rows, f):
+        x = X[rows, f]
+        if is_cat is None or not is_cat[f]:
+            vals = np.unique(x)
+            return [x <= (a + b) / 2 for a, b in zip(vals[:-1], vals[1:], strict=True)]
+        nan = np.isnan(x)
+        tests = [x == v for v in np.unique(x[~nan])] + ([nan] if nan.any() else [])
+        return [t for t in tests if 0 < t.sum() < len(rows)]
+
     def cost(rows, k):
         cw = np.bincount(y[rows], weights=w[rows], minlength=K)
         best = cw.sum() - cw.max() + alpha
         if k == 0:
             return best
         for f in range(X.shape[1]):
-            vals = np.unique(X[rows, f])
-            for a, b in zip(vals[:-1], vals[1:], strict=True):
-                left = rows[X[rows, f] <= (a + b) / 2]
-                right = rows[X[rows, f] > (a + b) / 2]
+            for go_left in sides(rows, f):
+                left, right = rows[go_left], rows[~go_left]
                 if len(left) >= min_leaf and len(right) >= min_leaf:
                     best = min(best, cost(left, k - 1) + cost(right, k - 1))
         return best
@@ -370,34 +379,6 @@ def test_the_progress_bar_follows_the_root_features_and_the_incumbent(monkeypatc
 
 # -- category columns ------------------------------------------------------------------------
 
-def brute_force_levels(X, is_cat, y, w, K, depth, alpha, min_leaf):
-    """:func:`brute_force` where the categorical columns of ``X`` (NaN: missing) are split by
-    ``x == v`` against the rest, for every value ``v`` at the node, missing as a value of its
-    own: the test per level of the estimator's docstring, as stated."""
-    def sides(rows, f):
-        x = X[rows, f]
-        if not is_cat[f]:
-            vals = np.unique(x)
-            return [x <= (a + b) / 2 for a, b in zip(vals[:-1], vals[1:], strict=True)]
-        nan = np.isnan(x)
-        tests = [x == v for v in np.unique(x[~nan])] + ([nan] if nan.any() else [])
-        return [t for t in tests if 0 < t.sum() < len(rows)]
-
-    def cost(rows, k):
-        cw = np.bincount(y[rows], weights=w[rows], minlength=K)
-        best = cw.sum() - cw.max() + alpha
-        if k == 0:
-            return best
-        for f in range(X.shape[1]):
-            for go_left in sides(rows, f):
-                left, right = rows[go_left], rows[~go_left]
-                if len(left) >= min_leaf and len(right) >= min_leaf:
-                    best = min(best, cost(left, k - 1) + cost(right, k - 1))
-        return best
-
-    return cost(np.arange(len(y)), depth)
-
-
 @settings(max_examples=40 if JIT else 10, deadline=None)
 @given(tables(), st.integers(0, 2**31))
 def test_optimum_with_category_columns_equals_brute_force(case, seed):
@@ -411,7 +392,7 @@ def test_optimum_with_category_columns_equals_brute_force(case, seed):
                                   categorical_features=list(np.flatnonzero(is_cat))).fit(
         frame, y, sample_weight=w)
     classes, codes = np.unique(y, return_inverse=True)
-    best = brute_force_levels(X, is_cat, codes, w, classes.size, depth, alpha, min_leaf)
+    best = brute_force(X, codes, w, classes.size, depth, alpha, min_leaf, is_cat)
     assert model.optimal_
     assert model.objective_ == pytest.approx(best, abs=1e-9)
     assert tree_objective(model, frame, y, w, alpha) == pytest.approx(model.objective_, abs=1e-9)
@@ -562,3 +543,27 @@ def test_the_equivalent_points_bound_counts_what_no_tree_separates():
     assert equivalent_points_bound(X, y, w, 2) == pytest.approx(0.75 + 2.0)
     deep = OptimalTreeClassifier(max_depth=6).fit(X, y, sample_weight=w)
     assert deep.objective_ == pytest.approx(2.75)  # the bound is met: the optimum's cost
+
+
+@pytest.mark.jit_only
+def test_the_warm_up_fits_the_shallowest_search_on_numbers_and_categories(monkeypatch):
+    from treelearn import _compiling
+
+    fits, real = [], OptimalTreeClassifier.fit
+
+    def fit(self, X, y, sample_weight=None):
+        fits.append((self.max_depth, self.verbose))
+        return real(self, X, y, sample_weight)
+
+    monkeypatch.setattr(OptimalTreeClassifier, "fit", fit)
+    lines = _compiling._warm_up(OptimalTreeClassifier(max_depth=6, verbose=True))
+    kinds = [line.split(": ")[1] for line in lines]
+    assert kinds == ["numbers", "many rows", "weights", "categories"]
+    assert fits == [(2, False)] * 4
+
+
+def test_category_columns_of_one_value_give_a_leaf_of_their_width():
+    X = np.array([["a", "u"], ["a", "u"], ["a", "u"]], dtype=object)
+    model = OptimalTreeClassifier(categorical_features=[0, 1]).fit(X, [0, 1, 1])
+    assert model.tree_.node_count == 1 and model.tree_.n_features == 2
+    np.testing.assert_array_equal(model.predict(np.array([["b", None]], dtype=object)), [1])

@@ -235,14 +235,15 @@ def _data(n: int, classify: bool, seed: int = 0):
     return X, y
 
 
-def _table(X, seed: int = 0):
+def _table(X, seed: int = 0, numeric_holes: bool = True):
     import numpy as np
     import pandas as pd
 
     rng = np.random.default_rng(seed)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
     df["c"] = pd.Categorical(rng.choice(list("abcdefg"), size=len(df)))
-    df.loc[df.index[::9], "x2"] = np.nan
+    if numeric_holes:
+        df.loc[df.index[::9], "x2"] = np.nan
     df.loc[df.index[::11], "c"] = np.nan
     return df
 
@@ -261,6 +262,8 @@ def _variants(est, classify: bool):
     if tags.allow_nan and getattr(tags, "categorical", False):
         yield "table", _table(small[0]), small[1], None
         yield "table, many rows", _table(large[0], seed=1), large[1], None
+    elif getattr(tags, "categorical", False):  # categories (with holes), numbers without
+        yield "categories", _table(small[0], numeric_holes=False), small[1], None
     if tags.sparse:
         Xs = sp.csr_matrix(np.where(np.abs(small[0]) > 1.0, small[0], 0.0))
         yield "sparse", Xs, small[1], None
@@ -287,8 +290,9 @@ def _warm_up(est: Any) -> list[str]:
     model = clone(est)
     if "n_estimators" in model.get_params():
         model.set_params(n_estimators=2)
-    if "time_limit" in model.get_params():  # the optimal search: one kernel for every depth
-        model.set_params(max_depth=2, verbose=False)
+    # an estimator's settings for its warm-up (the optimal tree: one kernel for every depth,
+    # so the shallowest search that compiles it, and no progress bar)
+    model.set_params(**getattr(model, "warm_up_params", {}))
     classify = is_classifier(model)
     lines = []
     for kind, X, y, w in _variants(model, classify):

@@ -164,6 +164,9 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
 
     #: Read by the shared tree machinery (tags, ``to_sklearn``): every threshold is examined.
     splitter = "best"
+    #: Settings of :func:`treelearn.compile_kernels`'s fits: one kernel (compiled with all it
+    #: calls) serves every depth, so the shallowest search compiles it in the least time.
+    warm_up_params = {"max_depth": 2, "verbose": False}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -362,10 +365,8 @@ def _on_columns(tree: Tree, origin: np.ndarray, level: np.ndarray, n_features: i
     at fit."""
     with_missing = np.zeros(n_features, dtype=bool)
     with_missing[origin[level == MISSING_LEVEL]] = True
-    if not (level != -1).any():
-        return Tree(n_features, tree.n_classes, tree.children_left, tree.children_right,
-                    tree.feature, tree.threshold, tree.impurity, tree.n_node_samples,
-                    tree.weighted_n_node_samples, tree.value)
+    if not (level != -1).any() and tree.n_features == n_features:  # the original columns
+        return tree
     m = tree.node_count
     inner = tree.children_left != TREE_LEAF
     feature = tree.feature.copy()
@@ -396,7 +397,7 @@ def _on_columns(tree: Tree, origin: np.ndarray, level: np.ndarray, n_features: i
                 threshold, tree.impurity, tree.n_node_samples, tree.weighted_n_node_samples,
                 tree.value, cat_ptr=cat_ptr,
                 cat_branch=np.concatenate(cat_branch) if cat_branch else np.zeros(0, np.intp),
-                missing_branch=missing_branch, missing_seen=missing_seen)
+                missing_branch=missing_branch, missing_seen=missing_seen, _trusted=True)
 
 
 def equivalent_points_bound(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> float:
@@ -520,5 +521,6 @@ def _tree_of(records, X, y, w, K: int) -> Tree:
         weighted[t] = tot
         if f >= 0:
             left[t], right[t], feature[t], threshold[t] = lt, rt, f, thr
+    # valid by construction (checked all the same in the test suite: TREELEARN_CHECK_TREES)
     return Tree(X.shape[1], np.array([K]), left, right, feature, threshold, impurity,
-                n_samples, weighted, value)
+                n_samples, weighted, value, _trusted=True)
