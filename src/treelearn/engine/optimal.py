@@ -53,8 +53,6 @@ list per feature, as the presorted engine keeps them):
   from the class counts of each feature and of each pair of features, counted by AND and
   population count over bitsets of the node's rows (:func:`depth_two_bits`); its children are
   then given only the first feature's sorted list.
-* **Boundary points** (Fayyad and Irani, 1992): with more than two classes, the stump scan
-  does not score a cut inside a run of rows of one class (:func:`_scan_side`).
 * **A memo of solved subproblems** (the cache of DL8.5 and ConTree): the same rows meet the
   same depth budget under another order of splits (``x1`` then ``x2`` or ``x2`` then
   ``x1``); a subproblem's optimum with its tree, or the lower bound it proved, is stored
@@ -77,10 +75,12 @@ few per cent of the thresholds, and the sweep was 1.2-5x slower on every table b
 handing a subproblem over to it after a budget of evaluations was slower than either.
 Integer class counts in place of float weights were not faster. On pydl8.5's 0/1 tables
 the depth-two solver from counts took anneal at depth 4 from 25.5 s to 0.6-0.7 s (1,750
-subproblems at about 0.3 ms each; DL8.5 1.4 s in the same run); the boundary points took
-segment and page at depth 3 from 3.27 and 4.07 s to 2.92 and 3.60 s. Tried and not kept:
-following each side's largest class row by row in the many-class scan (a cut in O(1), not
-O(K)): no faster on segment, slower on page.
+subproblems at about 0.3 ms each; DL8.5 1.4 s in the same run). Tried and not kept, in
+the many-class stump scan: following each side's largest class row by row (a cut in O(1),
+not O(K)): no faster on segment, slower on page; not scoring a cut inside a run of rows of
+one class (the 0-1 cost is concave along such a run, so a cut that ends it costs no more:
+Fayyad and Irani's boundary points): one run said 11% faster on segment, three interleaved
+runs of best of 3 said 2.7-3.1 s against 2.4-3.2 s without it, so no gain beyond the noise.
 
 The solution is recorded as it is found: each depth level keeps the best subtree of its
 current subproblem in preorder (``res[d]``: feature, the largest rank on the left, the
@@ -199,46 +199,16 @@ def _scan_two(buf, cnt, rank_g, g, y, w, min_leaf, alpha, t0, t1, out_s, margin)
 @njit
 def _scan_side(buf, cnt, rank_g, g, y, w, min_leaf, alpha, tot_s, cum_s, out_s, margin):
     """:func:`_scan_two` for any number of classes: the side's class weights ``tot_s``, the
-    running ones in ``cum_s``. A cut between two values whose rows are all of one class is
-    not scored when the cuts before and after them are candidates: along rows of one class
-    the cost is concave (each side's weight moves linearly, less its largest class's, a
-    maximum of linear functions), so one of those two costs no more (Fayyad and Irani's
-    boundary points, Machine Learning 8, 1992, shown there for the entropy). With two classes
-    a cut's score costs less than the look at the next value's rows, so :func:`_scan_two`
-    scores every cut."""
+    running ones in ``cum_s``."""
     K = tot_s.shape[0]
     cum_s[:] = 0.0
     last = np.int64(-1)
     low = np.inf
     credit = 0.0
-    start = 0  # first row of the current value's rows
-    cls = np.int64(-1)  # their one class (-1: several)
-    before = np.int64(-1)  # the same of the previous value's rows
-    before_ok = False  # whether the cut before those rows is a candidate
     for j in range(cnt):
         r = buf[j]
         gr = np.int64(rank_g[r])
-        yr = np.int64(y[r])
-        if gr != last:
-            before = cls
-            before_ok = start >= min_leaf
-            start = j
-            cls = yr
-        elif cls != yr:
-            cls = -1
         if credit <= 0.0 and gr != last and j >= min_leaf and cnt - j >= min_leaf:
-            if before >= 0 and before_ok:
-                # the cost is concave along rows of one class, so a cut with them on both
-                # sides costs at least one of the cuts that end them: not scored
-                k = j
-                while k < cnt and np.int64(rank_g[buf[k]]) == gr and np.int64(y[buf[k]]) == before:
-                    k += 1
-                if k < cnt and np.int64(rank_g[buf[k]]) != gr and cnt - k >= min_leaf:
-                    wr = w[r]
-                    cum_s[yr] += wr
-                    credit -= wr
-                    last = gr
-                    continue
             lw = 0.0
             ltop = 0.0
             rw = 0.0
