@@ -235,11 +235,17 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         ipar = np.array([min_leaf, 1 if min_leaf == 1 else 0], dtype=np.int64)
         ctl = np.zeros(kernel.CTL_FIELDS)
         ctl[kernel.C_INCUMBENT] = self.greedy_objective_
-        bound = equivalent_points_bound(Xk, yk, wk, self.n_classes_) + alpha
+        def bound() -> float:
+            return equivalent_points_bound(Xk, yk, wk, self.n_classes_) + alpha
+
+        shown = None  # the bound, computed only where it is shown or needed (3.5 s at 1M x 28)
         with progress(p, "optimal tree", quiet=not self.verbose, unit="root feature") as bar:
+            if not bar.disable:
+                shown = bound()
             stopped = _run(kernel.solve, ((ranks, yk, wk), bufs, memo, fpar, ipar, ctl, 0, depth,
                                           self.greedy_objective_ + tol), ctl, self.time_limit,
-                           bar, keep_on_interrupt=self.on_interrupt == "keep", bound=bound)
+                           bar, keep_on_interrupt=self.on_interrupt == "keep",
+                           bound=shown if shown is not None else 0.0)
         found = _records_from_kernel(bufs, values)
         found_obj = objective(found, X, codes, w, self.n_classes_, alpha)
         if found_obj < self.greedy_objective_ - tol:
@@ -250,7 +256,8 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
                 records = found
         self.objective_ = float(obj)
         self.optimal_ = not stopped
-        self.lower_bound_ = self.objective_ if self.optimal_ else min(bound, self.objective_)
+        self.lower_bound_ = self.objective_ if self.optimal_ else min(
+            shown if shown is not None else bound(), self.objective_)
         self.n_thresholds_evaluated_ = int(ctl[kernel.C_EVALS])
         tree = _tree_of(records, X, codes, w, self.n_classes_)
         self.tree_ = _on_columns(tree, origin, level, n_features, self.categories_)
