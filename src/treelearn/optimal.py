@@ -134,7 +134,9 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
         The objective of the greedy tree of the same depth (CART with the Gini index), the
         search's first upper bound.
     n_thresholds_evaluated_ : int
-        How many (node, threshold) candidates the search evaluated.
+        How many (node, threshold) candidates the search evaluated: a measure of its
+        work, not of the tree. A depth-two subproblem solved from counts (0/1 features,
+        equal weights) counts one per feature, since it scores every threshold at once.
 
     Notes
     -----

@@ -518,11 +518,9 @@ def _cell_cost(cnt, K, wu, alpha):
     """A leaf's cost from its rows' class counts ``cnt`` (every row of weight ``wu``), and
     its row count."""
     tot = 0
-    top = 0
     for c in range(K):
         tot += cnt[c]
-        top = max(top, cnt[c])
-    return (tot - top) * wu + alpha, tot
+    return _misclassified(cnt) * wu + alpha, tot
 
 
 @njit
@@ -560,8 +558,8 @@ def depth_two_bits(bufs, fpar, ipar, d):
             words[nw] = wd
             nw += 1
         nwords[wd] |= np.uint64(1) << np.uint64(r & 63)
-    n = np.zeros(K, dtype=np.int64)
-    s = np.zeros((p, K), dtype=np.int64)
+    n, s, cell, side = bufs.bn, bufs.bs, bufs.bcell, bufs.bside
+    n[:] = 0
     for c in range(K):
         for t in range(nw):
             wd = words[t]
@@ -587,8 +585,6 @@ def depth_two_bits(bufs, fpar, ipar, d):
     best = leaf
     _put(res, d, 0, -1, -1, -1)
     rlen[d] = 1
-    cell = np.empty((4, K), dtype=np.int64)
-    side = np.empty((2, 4))  # per side of the root: (cost, rank left, rank right, feature)
     for i in range(p):
         # side 0: x_i = 0, side 1: x_i = 1
         for c in range(K):
@@ -871,7 +867,7 @@ def solve(data, bufs, memo, fpar, ipar, ctl, d, k, ub):
 #: The search's scratch (see :func:`buffers`).
 Scratch = namedtuple("Scratch", "lists size res rlen tmp tmplen pos pw queue tot cum out ntot cw "
                                 "lbL lbR glb gv gtab eslot ecount rows key "
-                                "wunit fbits cbits nwords words fw pair")
+                                "wunit fbits cbits nwords words fw pair bn bs bcell bside")
 #: Evaluated thresholds per feature and level whose per-feature stump bounds are kept.
 GTAB_ROWS = 1024
 #: Largest table of feature-pair class counts (bytes) for which :func:`depth_two_bits` is
@@ -927,7 +923,9 @@ def _bitsets(ranks: np.ndarray, K: int, y, w) -> dict:
         return dict(wunit=np.zeros(1), fbits=np.zeros((1, 1), dtype=np.uint64),
                     cbits=np.zeros((1, 1), dtype=np.uint64), nwords=np.zeros(1, np.uint64),
                     words=np.zeros(1, np.int64), fw=np.zeros((1, 1, 1), dtype=np.uint64),
-                    pair=np.zeros((1, 1, 1), dtype=np.int64))
+                    pair=np.zeros((1, 1, 1), dtype=np.int64), bn=np.zeros(1, np.int64),
+                    bs=np.zeros((1, 1), np.int64), bcell=np.zeros((4, 1), np.int64),
+                    bside=np.zeros((2, 4)))
 
     def pack(mask: np.ndarray) -> np.ndarray:  # rows -> little-endian uint64 words
         bits = np.packbits(np.concatenate([mask, np.zeros(W * 64 - n, dtype=bool)]),
@@ -938,7 +936,12 @@ def _bitsets(ranks: np.ndarray, K: int, y, w) -> dict:
                 fbits=np.stack([pack(ranks[f] == 1) for f in range(p)]),
                 cbits=np.stack([pack(y == c) for c in range(K)]),
                 nwords=np.zeros(W, dtype=np.uint64), words=np.zeros(W, dtype=np.int64),
-                fw=np.zeros((p, K, W), dtype=np.uint64), pair=np.zeros((p, p, K), np.int64))
+                fw=np.zeros((p, K, W), dtype=np.uint64), pair=np.zeros((p, p, K), np.int64),
+                # the node's class counts, each feature's on its 1 side, the four cells of a
+                # root and second feature, and per side of the root (cost, rank left, rank
+                # right, feature)
+                bn=np.zeros(K, np.int64), bs=np.zeros((p, K), np.int64),
+                bcell=np.zeros((4, K), np.int64), bside=np.zeros((2, 4)))
 
 
 def memo(n: int, depth: int, capacity: int = 1 << 16, seed: int = 0) -> Memo:
