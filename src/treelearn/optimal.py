@@ -28,8 +28,17 @@ and missing values on the right).
 
 When a time limit or Ctrl-C stops the search, ``lower_bound_`` is the equivalent-points
 bound (:func:`equivalent_points_bound`): the search is depth first, so until it ends every
-root split it has not reached is bounded only by such data-level bounds. Not here (see the
-project's issue on optimal trees): missing values in numeric columns and the regressor.
+root split it has not reached is bounded only by such data-level bounds.
+
+Not here: missing values in numeric columns (refused by name: a NaN has no branch in a tree
+of thresholds), and an optimal regressor. The regressor was weighed and not built, because
+none of the search's speed carries over to squared error: the similarity bound rests on the
+0-1 loss (moving rows of weight ``d`` changes a subtree's misclassification by at most
+``d``; their squared error by up to ``d`` times the square of the target's range, a bound
+too weak to skip anything), the depth-two solver from counts needs a loss that is a
+function of class counts, and the leaf-count bounds (``2 alpha``, a pure node) have no
+counterpart. A regressor would be a second search (STreeD's, van den Bos et al. 2024), not
+this one with another cost.
 """
 
 from __future__ import annotations
