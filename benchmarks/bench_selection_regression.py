@@ -8,7 +8,7 @@ feature has more than 20 levels) on classification tables. Here the same questio
 regression: for diamonds- and flights-shaped tables (``realshaped.py``; flights has two
 300-level airport columns and a heavy-tailed target), as they are and with a pure-noise
 50-level column added, the 5-fold cross-validated R^2 of ``DecisionTreeRegressor`` fully grown
-and with ``min_samples_leaf=20``, under ``selection="criterion"`` and ``"test"`` (for
+and with ``min_samples_leaf=20``, under each ``selection`` rule (``--rules``; for
 regression the test cross-tabulates feature groups with the sign of the residual, GUIDE's
 choice). Printed: mean R^2 over the draws, and the mean and worst loss the noise column
 causes.
@@ -40,6 +40,7 @@ def main(argv=None) -> None:
     ap.add_argument("--tables", nargs="+", default=["diamonds", "flights"])
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--draws", type=int, default=8)
+    ap.add_argument("--rules", nargs="+", default=["criterion", "test", "screened", "auto"])
     args = ap.parse_args(argv)
     res: dict = {}
     for table in args.tables:
@@ -51,7 +52,7 @@ def main(argv=None) -> None:
             noisy = df.copy()
             noisy["noise"] = pd.Categorical.from_codes(rng.integers(0, 50, len(y)),
                                                        [f"n{i}" for i in range(50)])
-            for sel in ("criterion", "test"):
+            for sel in args.rules:
                 for leaf in (1, 20):
                     for name, X in (("clean", df), ("noisy", noisy)):
                         est = tl.DecisionTreeRegressor(selection=sel, min_samples_leaf=leaf,
@@ -62,7 +63,7 @@ def main(argv=None) -> None:
     say(f"{'table':10} {'selection':10} {'leaf':>4} {'R2':>8} {'R2 noisy':>9} "
         f"{'drop mean':>10} {'drop max':>9}")
     for table in args.tables:
-        for sel in ("criterion", "test"):
+        for sel in args.rules:
             for leaf in (1, 20):
                 clean = np.array(res[(table, sel, leaf, "clean")])
                 noisy = np.array(res[(table, sel, leaf, "noisy")])

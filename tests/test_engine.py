@@ -318,7 +318,7 @@ def _churn_like(n: int, seed: int):
 
 def test_selection_auto_resolves_by_the_number_of_levels():
     X, y = _churn_like(400, 0)
-    assert tl.DecisionTreeClassifier().fit(X, y).selection_ == "test"  # 51 levels
+    assert tl.DecisionTreeClassifier().fit(X, y).selection_ == "screened"  # 51 levels
     few = X.drop(columns="state")
     assert tl.DecisionTreeClassifier().fit(few, y).selection_ == "criterion"
     assert tl.DecisionTreeClassifier().fit(few[["day", "eve"]], y).selection_ == "criterion"

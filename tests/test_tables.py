@@ -279,10 +279,10 @@ def test_identifier_wins_under_information_gain_not_under_gain_ratio():
     assert gain.feature_names_in_[gain.tree_.feature[0]] == "id"
     assert gain.tree_.n_branches[0] == n
     assert ratio.feature_names_in_[ratio.tree_.feature[0]] == "colour"
-    # The default (selection="auto": a test of independence chooses the feature when a
+    # The default (selection="auto": a test of independence screens the features when a
     # column has many levels) is not fooled either: the identifier's table is no evidence.
     auto = tl.DecisionTreeClassifier(criterion="entropy", categorical_split="multiway").fit(X, y)
-    assert auto.selection_ == "test"
+    assert auto.selection_ == "screened"
     assert auto.feature_names_in_[auto.tree_.feature[0]] == "colour"
 
 

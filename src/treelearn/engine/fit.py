@@ -44,6 +44,7 @@ from .grow_exact import Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
 from .search import N_FRES, Config, Work
+from .selection import SCREEN_ALPHA
 
 #: Work per call of the compiled loop (rows x features): ~0.1 s on one core.
 CHUNK_WORK = 20_000_000
@@ -75,6 +76,7 @@ class GrowParams:
     smooth: float = 0.0
     selection: int = 0
     alpha: float = 1.0
+    screen: float = SCREEN_ALPHA
     average_gain: bool = False
     threshold_penalty: bool = False
     min_impurity_split: float = 0.0
@@ -113,6 +115,7 @@ class GrowParams:
         fp[nd.P_SMOOTH] = self.smooth
         fp[nd.P_ALPHA] = self.alpha
         fp[nd.P_MIN_IMPURITY] = self.min_impurity_split
+        fp[nd.P_SCREEN] = self.screen
         return ip, fp
 
 

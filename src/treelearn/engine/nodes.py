@@ -48,8 +48,8 @@ SCALAR_TYPES = dict.fromkeys(
 N_IPARAMS = 15
 # Float parameters in ``fparams``.
 (P_MIN_WEIGHT_LEAF, P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, P_COST_WEIGHT, P_SMOOTH,
- P_ALPHA, P_MIN_IMPURITY) = range(7)
-N_FPARAMS = 7
+ P_ALPHA, P_MIN_IMPURITY, P_SCREEN) = range(8)
+N_FPARAMS = 8
 
 # Slots of the grower's persistent state ``gs`` (int64): counts and tops of the tables, the
 # work left in the current chunk (G_BUDGET), and a node left half-done by a depth-first

@@ -17,7 +17,7 @@ A layout's steps, as the search calls them:
 * ``random_cut(X, f, lo, hi, rng)``: ``(usable, threshold)``, scikit-learn's random
   splitter's constant check and one threshold drawn (called only when ``iparams[P_RANDOM]``);
 * ``log_pvalue(X, cfg, work, f, lo, hi, wn, crit)``: the feature's log p-value of
-  independence (``selection="test"``, :mod:`treelearn.engine.selection`);
+  independence (``selection="test"`` and ``"screened"``, :mod:`treelearn.engine.selection`);
 * ``keep(X, cfg, work, f)``: the feature's split kept as the best so far
   (:func:`treelearn.engine.levels.keep_best`).
 
@@ -43,7 +43,7 @@ from .random import draw_finish, draw_next, draw_result, draw_start
 from .selection import adjusted_log_pvalue
 
 COST_NONE, COST_TAN, COST_NUNEZ = 0, 1, 2
-SELECT_CRITERION, SELECT_TEST = 0, 1
+SELECT_CRITERION, SELECT_TEST, SELECT_SCREENED = 0, 1, 2
 #: C4.5's Epsilon: a test's gain must reach the average gain less this, and its split
 #: information exceed it (Quinlan's code, build.c).
 C45_EPSILON = 1e-3
@@ -108,12 +108,25 @@ def note_candidate(fres, m, f, out, penalty, crit, wn):
 
 
 @noref
-def choose(fres, m, avg_gain, select_test, wn, fparams, crit):
-    """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection;
-    -1 when no feature qualifies."""
+def choose(fres, m, avg_gain, select, wn, fparams, crit):
+    """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection
+    (``select``: a ``SELECT_*`` code); -1 when no feature qualifies."""
     if m == 0:
         return -1
-    if select_test:
+    if select == SELECT_SCREENED:
+        # the criterion's best among the features the test finds associated at the node
+        # (p below fparams[P_SCREEN]); none: the smallest p-value, as "test"
+        log_screen = math.log(fparams[nd.P_SCREEN]) if fparams[nd.P_SCREEN] > 0.0 else -np.inf
+        best = -1
+        best_sc = -np.inf
+        for j in range(m):
+            if (fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < log_screen
+                    and fres[j, F_SCORE] > best_sc):
+                best_sc = fres[j, F_SCORE]
+                best = j
+        if best >= 0:
+            return best
+    if select != SELECT_CRITERION:
         best = -1
         best_p = np.inf
         for j in range(m):
@@ -162,7 +175,9 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     winner: the largest score (proxy, or with feature costs the cost-adjusted gain), the
     first on ties; with C4.5's average-gain rule the largest gain ratio among features whose
     gain is at least the average; with ``selection="test"`` the smallest p-value
-    (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion.
+    (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion; with
+    ``"screened"`` the largest score among the features whose p-value is below
+    ``fparams[P_SCREEN]``, else the smallest p-value.
     ``extras`` (:func:`treelearn.engine.fit.fit_extras`) None: none of these rules or costs,
     and their code is not compiled. It is an argument of its own, though ``cfg.extras``
     holds the same value, because Numba drops a branch on ``x is None`` at compile time only
@@ -176,7 +191,8 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     is_cat = cfg.is_cat
     n_features = perm.shape[0]
     cost_mode = iparams[nd.P_COST_MODE]
-    select_test = iparams[nd.P_SELECTION] == SELECT_TEST
+    select = iparams[nd.P_SELECTION]
+    select_test = select != SELECT_CRITERION  # p-values wanted
     avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
     penalty = iparams[nd.P_PENALTY] != 0
     rules = avg_gain or penalty or select_test
@@ -221,7 +237,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     if extras is None or not rules:
         return found, n_total
     # Node-level choice among the features' best tests.
-    winner = choose(fres, np.int64(m), avg_gain, select_test, wn, fparams, crit)
+    winner = choose(fres, np.int64(m), avg_gain, select, wn, fparams, crit)
     if winner < 0:
         return False, n_total
     f = int(fres[winner, F_FEAT])

@@ -332,7 +332,7 @@ class _BaseEnsemble(BaseEstimator):
                 and template.categorical_features in (None, "auto")
                 and template.max_leaf_nodes is None and template.criterion != "absolute_error"
                 and template.missing != "c45" and template.feature_costs is None
-                and template.selection != "test" and not template.average_gain
+                and template.selection not in ("test", "screened") and not template.average_gain
                 and not template.threshold_penalty and RANKED_FRACTION * mf <= p)
 
     # -- prediction ----------------------------------------------------------------------------
@@ -660,11 +660,13 @@ _FOREST_DOC = """
     min_impurity_decrease, ccp_alpha, max_bins, categorical_features, categorical_split, missing
         As for :class:`{tree}`, for every tree (``min_samples_leaf`` counts distinct rows of
         the tree's sample, as in scikit-learn).
-    selection : {{"criterion", "auto", "test"}}, default="criterion"
+    selection : {{"criterion", "auto", "test", "screened"}}, default="criterion"
         How each tree picks the split feature: by the criterion, as Breiman's random forests
-        do (and scikit-learn's), or as :class:`{tree}`'s statistical test ("test"; "auto":
-        the test when a categorical feature has more than 20 levels), which removes the
-        preference for many-level columns at the price of a p-value per feature and node.
+        do (and scikit-learn's), or as :class:`{tree}` can ("test": the smallest p-value of
+        a test of independence; "screened": the criterion among the features the test finds
+        associated; "auto": "screened" when a categorical feature has more than 20 levels),
+        which removes the preference for many-level columns at the price of a p-value per
+        feature and node.
     max_features : int, float, {{"sqrt", "log2"}} or None, default={max_features!r}
         Features drawn at each split (scikit-learn's default for this kind of forest).
     bootstrap : bool, default={bootstrap}
