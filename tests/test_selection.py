@@ -209,3 +209,23 @@ def test_selection_alpha_stops_a_screened_node_where_nothing_is_associated():
     signal = (X["u"] > 0).astype(int).to_numpy()
     assert tl.DecisionTreeClassifier(selection="screened", selection_alpha=0.01,
                                      max_depth=1).fit(X, signal).tree_.node_count == 3
+
+
+@pytest.mark.parametrize("kw", [dict(selection="test"), dict(selection="screened"),
+                                dict(criterion="gain_ratio", average_gain=True),
+                                dict(criterion="gain_ratio", threshold_penalty=True),
+                                dict(feature_costs=np.arange(1.0, 7.0))])
+def test_sparse_x_with_node_level_rules_grows_the_dense_tree(kw):
+    """The sparse layout searches by the criterion alone; these settings used to be ignored
+    on sparse X without a word (another tree than the dense one). They now grow the tree of
+    the dense copy."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 6, density=0.4, random_state=1, format="csr")
+    y = ((X[:, 0].toarray().ravel() > 0.5) ^ (rng.random(300) < 0.2)).astype(int)
+    a = tl.DecisionTreeClassifier(max_depth=4, random_state=0, **kw).fit(X, y).tree_
+    b = tl.DecisionTreeClassifier(max_depth=4, random_state=0, **kw).fit(X.toarray(), y).tree_
+    for field in ("children_left", "feature", "n_node_samples"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    np.testing.assert_array_equal(a.threshold, b.threshold)

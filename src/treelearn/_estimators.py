@@ -289,7 +289,16 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
         if np.isnan(X.data).any():
             raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
                              "array or DataFrame.")
-        return grow_sparse(X, ycls, yreg, w, prm)
+        if prm.criterion_only:
+            return grow_sparse(X, ycls, yreg, w, prm)
+        # the sparse layout searches by the criterion alone: feature costs, C4.5's rules and
+        # the statistical selection need the dense one (they were ignored here before)
+        check_memory(4.0 * X.shape[0] * X.shape[1], "A dense copy of sparse X (feature costs, "
+                     "C4.5's average-gain rule or threshold penalty, or selection='test' or "
+                     "'screened' search dense columns)",
+                     "Use selection='criterion' without feature costs or C4.5's rules to keep X "
+                     "sparse.")
+        X = np.asarray(X.toarray(), dtype=np.float32)
     n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_],
                         dtype=np.int64)
     # C4.5's scores equal the plain criterion's when nothing is missing, up to rounding, which
