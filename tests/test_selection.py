@@ -229,3 +229,15 @@ def test_sparse_x_with_node_level_rules_grows_the_dense_tree(kw):
     for field in ("children_left", "feature", "n_node_samples"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     np.testing.assert_array_equal(a.threshold, b.threshold)
+
+
+def test_sparse_x_too_large_to_copy_dense_is_refused_by_name(monkeypatch):
+    """Where the dense copy those settings need exceeds the memory available, the fit says
+    so (and what keeps X sparse) instead of being killed by the system."""
+    import scipy.sparse as sp
+
+    monkeypatch.setenv("TREELEARN_MEMORY_LIMIT", "4M")  # the copy: 16 MB
+    X = sp.random(2000, 2000, density=0.001, random_state=1, format="csr")
+    y = np.arange(2000) % 2
+    with pytest.raises(MemoryError, match="dense copy of sparse X.*selection='criterion'"):
+        tl.DecisionTreeClassifier(selection="test").fit(X, y)
