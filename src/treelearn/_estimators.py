@@ -63,7 +63,14 @@ from .engine.fit import (
 from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5
 from .engine.random import RAND_R_MAX
 from .engine.ranked import rank_columns
-from .engine.search import COST_NONE, COST_NUNEZ, COST_TAN
+from .engine.search import (
+    COST_NONE,
+    COST_NUNEZ,
+    COST_TAN,
+    SELECT_CRITERION,
+    SELECT_SCREENED,
+    SELECT_TEST,
+)
 from .model_trees import ESTIMATES, FEATURE_SETS, fit_linear_leaves
 from .model_trees import average_missing_branches as m5_branches
 from .pruning._bottom_up import collapse_bottom_up
@@ -189,7 +196,8 @@ def _positive_weight_rows(X, ycls, yreg, w):
 
 
 #: The kernels' codes of the selection rules (:mod:`treelearn.engine.search`).
-_SELECTION_CODES = {"criterion": 0, "test": 1, "screened": 2}
+_SELECTION_CODES = {"criterion": SELECT_CRITERION, "test": SELECT_TEST,
+                    "screened": SELECT_SCREENED}
 #: ``selection="auto"`` screens features by test when a categorical feature has more levels.
 MANY_LEVELS = 20
 
@@ -841,9 +849,9 @@ _DOC_PARAMS = """
         feature has more than 20 levels, else "criterion" (so numeric data grows
         scikit-learn's tree, at its speed). Measured (``benchmarks/bench_selection.py``,
         ``max_depth=6, min_samples_leaf=20``, 3 seeds x 10-fold CV): a pure-noise column of
-        30, 60 or 200 levels costs "auto" 0.00-0.19 points of accuracy on the credit, churn,
-        churn-shaped and adult-shaped tables ("criterion": 0.2-4.2 points), and on tables
-        with many-level columns "screened" is as accurate as "test" or more.
+        30, 60 or 200 levels costs "auto" at most 0.24 points of accuracy on average on the
+        credit, churn, churn-shaped and adult-shaped tables ("criterion": 0.2-4.2 points),
+        and on tables with many-level columns "screened" is as accurate as "test" or more.
     selection_alpha : float, default=1.0
         With ``selection="test"`` or ``"screened"``: a node is not split when no feature
         passes the screen and no adjusted p-value is below this (1.0: never stop on it).
