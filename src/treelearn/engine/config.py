@@ -15,12 +15,23 @@ the test suite uses that mode to measure coverage of the kernel lines.
 from __future__ import annotations
 
 import os
-from functools import partial
 
 import numba
 import numpy as np
 
-njit = partial(numba.njit, cache=True, nogil=True)
+from .linking import register
+
+
+def _kernel(**options):
+    """A decorator compiling a function with ``options`` and registering the kernel (its
+    cached callers find it by name: :mod:`treelearn.engine.linking`)."""
+    def decorate(function):
+        return register(numba.njit(function, **options))
+
+    return decorate
+
+
+njit = _kernel(cache=True, nogil=True)
 """Serial kernels.
 
 A kernel calling another passes integer and boolean constants as ``np.int64(0)`` or
@@ -30,7 +41,7 @@ the callee, and everything it calls with that argument, once more for each liter
 versions the test suite left in the cache were such duplicates, most of them the root node's
 ``lo = 0, depth = 0, slot = -1`` travelling down the node loops."""
 
-pjit = partial(numba.njit, cache=True, nogil=True, parallel=True)
+pjit = _kernel(cache=True, nogil=True, parallel=True)
 """Kernels with a ``prange`` loop over features, used only for large nodes of large data: their
 compilation (several seconds) happens only in fits that can use them."""
 
@@ -56,7 +67,7 @@ FEATURE_THRESHOLD = np.float32(1e-7)
 #: Impurities at or below this are treated as pure; improvements within it of the minimum as equal.
 EPSILON = float(np.finfo(np.float64).eps)
 
-noref = partial(numba.njit, cache=True, nogil=True, _nrt=False)
+noref = _kernel(cache=True, nogil=True, _nrt=False)
 """Kernels that allocate nothing, compiled without reference counting of their array
 arguments and views. A kernel compiled with reference counting increments every array it is
 given (members of argument tuples included) on entry and decrements it on exit, so a node
@@ -74,7 +85,7 @@ called only from ``noref`` kernels or only from counting ones, or is inlined (``
 :func:`treelearn.engine.grow_hist._side`); and one Python function is never compiled with
 both decorators. ``TREELEARN_DEBUG_NRT=1`` compiles every kernel with reference counting
 (to tell a counting bug from another)."""
-tiny = partial(numba.njit, cache=True, nogil=True, _nrt=False, inline="always")
+tiny = _kernel(cache=True, nogil=True, _nrt=False, inline="always")
 """A few-line ``noref`` helper inlined into its callers' Numba IR: it is then typed with each
 caller's argument types instead of being compiled once per distinct literal argument (Numba
 specialises a callee on literal integers and booleans, which multiplied compile time)."""
@@ -197,7 +208,7 @@ _drivers_at_low_opt()
 
 if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
     noref = njit
-    tiny = partial(numba.njit, cache=True, nogil=True, inline="always")
+    tiny = _kernel(cache=True, nogil=True, inline="always")
 
 
 def if_present(kernel):

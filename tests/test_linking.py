@@ -1,0 +1,107 @@
+"""Kernels that call their callees in Numba's engine instead of carrying copies of them
+(:mod:`treelearn.engine.linking`): the compiled modules, and the cache across processes,
+stale entries included."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treelearn.engine import linking
+
+jit_only = pytest.mark.jit_only
+
+#: A fit in a fresh process that prints its tree's digest and the kernels it compiled.
+_FIT = """
+import json, numpy as np
+from numba.core import event
+compiled = []
+class Listen(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listen())
+import treelearn as tl
+rng = np.random.default_rng(0)
+X = rng.normal(size=(400, 5)); y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
+t = tl.DecisionTreeClassifier(random_state=0).fit(X, y).tree_
+print(json.dumps({"digest": [t.node_count, float(t.threshold.sum()), int(t.feature.sum())],
+                  "compiled": compiled}))
+"""
+
+
+def _fit(cache: Path) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "TREELEARN_COMPILE_BESIDE": "0",
+           "TREELEARN_COMPILE_NOTICE": "0"}
+    env.pop("TREELEARN_LINK", None)
+    out = subprocess.run([sys.executable, "-c", _FIT], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@jit_only
+def test_the_decorators_register_every_kernel_by_module_and_name():
+    from treelearn.engine import exact, grow_exact
+
+    assert linking.INSTALLED
+    assert linking.KERNELS[("treelearn.engine.exact", "search_numeric")] is exact.search_numeric
+    # a layout's copy of a builder loop is registered under its own name
+    key = ("treelearn.engine.builder", "grow_depth_first_Exact")
+    assert linking.KERNELS[key] is grow_exact.Exact.grow_depth_first
+
+
+@jit_only
+def test_a_chain_kernel_calls_its_callee_in_the_engine_and_a_leaf_is_copied():
+    import treelearn as tl
+    from treelearn.engine import exact
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    tl.DecisionTreeClassifier(random_state=0).fit(X, (X[:, 1] > 0).astype(int))
+
+    def functions(cres) -> dict:
+        # the module a library gives its callers (compiled here or loaded from the cache)
+        return {fn.name: fn.is_declaration
+                for fn in cres.library._get_module_for_linking().functions}
+
+    (search,) = exact.search_numeric.overloads.values()
+    symbol = search.fndesc.mangled_name
+    # the scans are leaves (they call no treelearn kernel): copied into the search
+    scans = [name for name, declared in functions(search).items()
+             if "8scan_two" in name and not declared]
+    assert scans
+    # the search calls kernels (it is a chain kernel): the kernels above it only declare it
+    callers = [functions(cres) for d in linking.KERNELS.values()
+               for cres in getattr(d, "overloads", {}).values()
+               if cres.library is not None and cres.library is not search.library]
+    callers = [f for f in callers if symbol in f]
+    assert callers
+    assert all(f[symbol] for f in callers)
+
+
+@jit_only
+def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path):
+    cache = tmp_path / "cache"
+    first = _fit(cache)
+    assert "search_numeric" in first["compiled"]
+    warm = _fit(cache)
+    assert warm == {"digest": first["digest"], "compiled": []}
+    # the callee's cache entry goes: a new process compiles it again under another symbol,
+    # so every cached kernel that calls it is stale and is compiled again, not loaded
+    gone = [p for p in cache.rglob("exact.search_numeric-*")]
+    assert gone
+    for p in gone:
+        p.unlink()
+    again = _fit(cache)
+    assert again["digest"] == first["digest"]
+    assert "search_numeric" in again["compiled"]
+    assert "search_node" in again["compiled"]  # its caller, stale
+    assert _fit(cache) == {"digest": first["digest"], "compiled": []}  # healed
