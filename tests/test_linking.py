@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from treelearn.engine import linking
@@ -37,11 +36,28 @@ print(json.dumps({"digest": [t.node_count, float(t.threshold.sum()), int(t.featu
 """
 
 
-def _fit(cache: Path) -> dict:
+#: Appended to :data:`_FIT`: the compiled modules of the exact search and its callers.
+_MODULES = """
+from treelearn.engine import exact, linking
+def functions(cres):
+    # the module a library gives its callers (compiled here or loaded from the cache)
+    return {fn.name: fn.is_declaration for fn in cres.library._get_module_for_linking().functions}
+(search,) = exact.search_numeric.overloads.values()
+symbol = search.fndesc.mangled_name
+scans = [n for n, declared in functions(search).items() if "8scan_two" in n and not declared]
+callers = [functions(c) for d in linking.KERNELS.values()
+           for c in getattr(d, "overloads", {}).values()
+           if c.library is not None and c.library is not search.library]
+callers = [f[symbol] for f in callers if symbol in f]
+print(json.dumps({"scans_copied": len(scans), "callers_declaring": sum(callers),
+                  "callers": len(callers)}))
+"""
+
+
+def _fit(cache: Path, link: str = "called", extra: str = "") -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "TREELEARN_COMPILE_BESIDE": "0",
-           "TREELEARN_COMPILE_NOTICE": "0"}
-    env.pop("TREELEARN_LINK", None)
-    out = subprocess.run([sys.executable, "-c", _FIT], env=env, capture_output=True,
+           "TREELEARN_COMPILE_NOTICE": "0", "TREELEARN_LINK": link}
+    out = subprocess.run([sys.executable, "-c", _FIT + extra], env=env, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -52,6 +68,7 @@ def test_the_decorators_register_every_kernel_by_module_and_name():
     from treelearn.engine import exact, grow_exact
 
     assert linking.INSTALLED
+    assert not linking.CALLED  # Numba's copies unless asked
     assert linking.KERNELS[("treelearn.engine.exact", "search_numeric")] is exact.search_numeric
     # a layout's copy of a builder loop is registered under its own name
     key = ("treelearn.engine.builder", "grow_depth_first_Exact")
@@ -59,32 +76,13 @@ def test_the_decorators_register_every_kernel_by_module_and_name():
 
 
 @jit_only
-def test_a_chain_kernel_calls_its_callee_in_the_engine_and_a_leaf_is_copied():
-    import treelearn as tl
-    from treelearn.engine import exact
-
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 4))
-    tl.DecisionTreeClassifier(random_state=0).fit(X, (X[:, 1] > 0).astype(int))
-
-    def functions(cres) -> dict:
-        # the module a library gives its callers (compiled here or loaded from the cache)
-        return {fn.name: fn.is_declaration
-                for fn in cres.library._get_module_for_linking().functions}
-
-    (search,) = exact.search_numeric.overloads.values()
-    symbol = search.fndesc.mangled_name
-    # the scans are leaves (they call no treelearn kernel): copied into the search
-    scans = [name for name, declared in functions(search).items()
-             if "8scan_two" in name and not declared]
-    assert scans
-    # the search calls kernels (it is a chain kernel): the kernels above it only declare it
-    callers = [functions(cres) for d in linking.KERNELS.values()
-               for cres in getattr(d, "overloads", {}).values()
-               if cres.library is not None and cres.library is not search.library]
-    callers = [f for f in callers if symbol in f]
-    assert callers
-    assert all(f[symbol] for f in callers)
+@pytest.mark.parametrize("link", ["called", "copies"])
+def test_a_chain_kernel_is_called_from_the_engine_or_copied_and_a_leaf_is_copied(tmp_path, link):
+    out = _fit(tmp_path / "cache", link, _MODULES)
+    assert out["scans_copied"] >= 1  # the scans are leaves: copied into the search either way
+    assert out["callers"] >= 1
+    # the search is a chain kernel: only declared by its callers when called
+    assert out["callers_declaring"] == (out["callers"] if link == "called" else 0)
 
 
 @jit_only
@@ -105,3 +103,10 @@ def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path):
     assert "search_numeric" in again["compiled"]
     assert "search_node" in again["compiled"]  # its caller, stale
     assert _fit(cache) == {"digest": first["digest"], "compiled": []}  # healed
+
+
+@jit_only
+def test_a_cache_filled_with_called_kernels_serves_a_process_that_copies(tmp_path):
+    cache = tmp_path / "cache"
+    first = _fit(cache, "called")
+    assert _fit(cache, "copies") == {"digest": first["digest"], "compiled": []}

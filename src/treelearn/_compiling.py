@@ -3,9 +3,10 @@
 treelearn's kernels are compiled by Numba the first time a fit or prediction needs them and
 stored in Numba's cache (``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``); later
 processes load them in a fraction of a second. The first fit on a fresh install, after an
-upgrade or in a new CI job therefore waits for the compiler: about 45-60 s for an exact tree
-on this project's 2-core machine, a minute or more for the histogram splitter (the README
-gives today's figures). Two things make that wait visible and avoidable:
+upgrade or in a new CI job therefore waits for the compiler: about 10 s for an exact tree on
+this project's 2-core machine, 17 s more for the histogram splitter (2026-12-02; the README
+gives today's figures, and :mod:`treelearn.engine.linking` an opt-in that cuts them by a
+quarter to a half at a price in warm speed). Two things make that wait visible and avoidable:
 
 - **The notice.** A listener on Numba's ``numba:compile`` event (sent only on a cache miss,
   never when a kernel is loaded from the cache) writes one line to standard error while
@@ -37,7 +38,9 @@ gives today's figures). Two things make that wait visible and avoidable:
 
 Why not compile ahead of time at install: Numba's AOT module (``numba.pycc``) is deprecated
 and takes no overloads or parallel loops, which the kernels use; the measured compile time and
-the levers tried are in :mod:`treelearn.engine.config`.
+the levers tried are in :mod:`treelearn.engine.config`, and the one that cut it most (kernels
+that call their callees instead of copying them; opt-in, since it slows warm fits) in
+:mod:`treelearn.engine.linking`.
 """
 
 from __future__ import annotations

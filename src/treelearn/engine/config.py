@@ -145,6 +145,11 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # 0.73-0.81x, hist on 100k rows 0.80-0.83x, numeric 0.85-1.04x, forest unchanged (the
 # ranked grower's search and partition hold row loops, so only its two loops are drivers;
 # marking them as well measured no first-run gain and 0-14% slower forests).
+# Chain kernels called, not copied (2026-12-02, opt-in ``TREELEARN_LINK=called``): without
+# the relinking above (each level of a chain optimising and assembling again every kernel
+# beneath it) first numeric fit 12.4 -> 9.5 s, table 17.3 -> 9.6 s, hist 17.1 -> 12.9 s,
+# demo 27.0 -> 18.4 s, but warm fits of many small nodes 10-55% slower: the calls per node
+# pass the layouts' tuples of arrays that inlined code did not (:mod:`.linking`).
 
 
 #: ``{library name: mangled-name prefixes}`` of the kernels marked by :func:`driver`.

@@ -1,20 +1,41 @@
-"""Kernels call the kernels beneath them instead of carrying copies of them.
+"""Kernels that call the kernels beneath them instead of carrying copies of them (opt-in:
+``TREELEARN_LINK=called``), for processes that compile once and fit little, such as CI jobs
+on an empty cache.
 
 Numba links into every compiled kernel a copy of the optimised LLVM module of each kernel it
 calls (and so, transitively, of the whole chain beneath it), then optimises and assembles the
-result again, so that LLVM may inline across kernels. A node loop six calls above the
-split scans therefore optimised and assembled the scans six times, once per level
-(:mod:`treelearn.engine.config` has the measurements that found it). This module changes
-that for treelearn's own kernels: a kernel that itself calls other treelearn kernels (a
-*chain* kernel: a search, a split, a node loop) is no longer copied into its callers; they
-call its one compiled copy in Numba's code engine, as C functions in separate object files
-call each other. Leaf kernels (the scans, the per-row helpers, which call no treelearn kernel)
-are still copied into their callers, so the loops that run per row keep LLVM's inlining.
+result again, so that LLVM may inline across kernels. A node loop six calls above the split
+scans therefore optimises and assembles the scans six times, once per level
+(:mod:`treelearn.engine.config` has the measurements that found it). With
+``TREELEARN_LINK=called`` a kernel that itself calls other treelearn kernels (a *chain*
+kernel: a search, a split, a node step) is no longer copied into its callers: they call its
+one compiled copy in Numba's code engine, as functions in separate object files call each
+other. Leaf kernels (the scans and per-row helpers, which call no treelearn kernel) are still
+copied, so the loops over rows keep LLVM's inlining.
 
-Measured (2026-12-02, Numba 0.68, this project's 2-core machine, empty cache, one process,
-``DecisionTreeClassifier().fit`` on 5,000 x 10 numbers with the background compiler off):
-the first fit 14.9 s -> 11.6 s; a warm fully grown fit on 200,000 x 10, 0.397 s -> 0.403 s
-(within the noise). The README's first-run table has the whole processes.
+Measured (2026-12-02, Numba 0.68, this project's 2-core machine):
+
+==========================================================  ==========  ==========
+case (empty cache, fresh process; ``bench_coldstart``)        copies      called
+==========================================================  ==========  ==========
+``import`` + first numeric ``DecisionTreeClassifier`` fit    12.4 s      9.5 s
+first ``RandomForestClassifier`` fit                         11.8 s      8.5 s
+first table fit (categories, holes) after a numeric one      17.3 s      9.6 s
+first ``splitter="hist"`` fit after a numeric one            17.1 s      12.9 s
+``treelearn demo``                                           27.0 s      18.4 s
+warm fit, hist, fully grown, diamonds-shaped (best of 5)     0.136 s     0.211 s
+warm fit, exact, fully grown, diamonds-shaped                0.107 s     0.120 s
+warm forest, hist, adult-shaped, 100 trees, 2 threads        1.57 s      2.05 s
+==========================================================  ==========  ==========
+
+A call between kernels passes every array as a struct of 7-9 words, and the node steps take
+the layout's tuple of some 30 arrays (300-400 words), so the calls made per node (and per
+node and feature) cost what the inlined code did not: 10-55% on warm fits of many small nodes.
+Calling only the kernels with short argument lists (at most 64 words; node steps copied)
+kept a third of the gain (numeric 12.1 s, hist 18.0 s against 14.2 s and 22.3 s copied, with
+the background compiler off) and still cost 10-15% on the hist cases; calling only the
+kernels run once per chunk (the depth-first runner, table growth) gained nothing. A first run
+is paid once per cache and warm fits every time, so Numba's copies stay the default.
 
 What it takes, since Numba assumes every kernel carries its callees:
 
@@ -31,10 +52,11 @@ What it takes, since Numba assumes every kernel carries its callees:
   another symbol: the caller's entry is then stale, and is compiled anew instead of loaded
   (:class:`StaleCallee`, a cache miss, never a wrong call).
 
-It wraps four of Numba's private methods (a code library's ``finalize``, its object-code
-serialisation and loading, and the cache's ``load_overload``) and a dispatcher's
-``add_overload``; where Numba's API has moved, or with ``TREELEARN_LINK=copies``, nothing is
-wrapped and Numba's own linking stands.
+It wraps a code library's object-code serialisation and loading, the cache's
+``load_overload`` and a dispatcher's ``add_overload`` (all private to Numba) in every process,
+so that a cache filled either way serves both, and a code library's ``finalize`` only when
+asked; where Numba's API has moved, nothing is wrapped. A cache keeps the code it was filled
+with: clear it after switching to get the other's warm speed.
 """
 
 from __future__ import annotations
@@ -90,11 +112,14 @@ def _declared(library) -> tuple:
     return tuple(out)
 
 
+#: Whether chain kernels are called rather than copied in this process (``TREELEARN_LINK``).
+CALLED = os.environ.get("TREELEARN_LINK", "copies").strip().lower() == "called"
+
+
 def _install() -> bool:
-    """Wrap Numba's linking, caching and loading (see the module notes); False where it
-    cannot."""
-    if os.environ.get("TREELEARN_LINK", "").strip().lower() == "copies":
-        return False
+    """Wrap Numba's caching and loading, and with :data:`CALLED` its linking (see the module
+    notes); False where Numba's API has moved. The loading side is always on, so that a
+    cache filled either way serves both."""
     try:
         from numba.core import caching, dispatcher
         from numba.core.codegen import CPUCodeLibrary, require_global_compiler_lock
@@ -105,7 +130,7 @@ def _install() -> bool:
         numba_load = caching.Cache.load_overload
     except (ImportError, AttributeError):  # pragma: no cover - Numba's private API moved
         return False
-    if getattr(CPUCodeLibrary.finalize, "_treelearn", False):
+    if getattr(dispatcher.Dispatcher.add_overload, "_treelearn", False):
         return True
 
     def add_overload(self, cres) -> None:
@@ -162,7 +187,8 @@ def _install() -> bool:
 
     add_overload._treelearn = finalize._treelearn = True
     dispatcher.Dispatcher.add_overload = add_overload
-    CPUCodeLibrary.finalize = finalize
+    if CALLED:
+        CPUCodeLibrary.finalize = finalize
     CPUCodeLibrary.serialize_using_object_code = serialize
     CPUCodeLibrary._unserialize = classmethod(unserialize)
     caching.Cache.load_overload = load_overload
