@@ -25,8 +25,11 @@ from .linking import register
 def _kernel(**options):
     """A decorator compiling a function with ``options`` and registering the kernel (its
     cached callers find it by name: :mod:`treelearn.engine.linking`)."""
-    def decorate(function):
-        return register(numba.njit(function, **options))
+    def decorate(function=None, **more):
+        # ``@njit`` or ``@njit(inline="always", ...)``: more options for one kernel
+        if function is None:
+            return lambda f: register(numba.njit(f, **(options | more)))
+        return register(numba.njit(function, **(options | more)))
 
     return decorate
 
