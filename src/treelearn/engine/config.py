@@ -151,7 +151,7 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # Chain kernels called, not copied (2026-12-02, opt-in ``TREELEARN_LINK=called``): without
 # the relinking above (each level of a chain optimising and assembling again every kernel
 # beneath it) first numeric fit 12.4 -> 9.5 s, table 17.3 -> 9.6 s, hist 17.1 -> 12.9 s,
-# demo 27.0 -> 18.4 s, but warm fits of many small nodes 10-55% slower: the calls per node
+# demo 27.0 -> 18.4 s, but warm fits of many small nodes 4-55% slower: the calls per node
 # pass the layouts' tuples of arrays that inlined code did not (:mod:`.linking`).
 
 

@@ -30,7 +30,7 @@ warm forest, hist, adult-shaped, 100 trees, 2 threads        1.57 s      2.05 s
 
 A call between kernels passes every array as a struct of 7-9 words, and the node steps take
 the layout's tuple of some 30 arrays (300-400 words), so the calls made per node (and per
-node and feature) cost what the inlined code did not: 10-55% on warm fits of many small nodes.
+node and feature) cost what the inlined code did not: 4-55% on warm fits of many small nodes.
 Calling only the kernels with short argument lists (at most 64 words; node steps copied)
 kept a third of the gain (numeric 12.1 s, hist 18.0 s against 14.2 s and 22.3 s copied, with
 the background compiler off) and still cost 10-15% on the hist cases; calling only the
