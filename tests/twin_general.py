@@ -409,22 +409,10 @@ def _with_missing_level(ucode, ustats, uw, un, mstats, mw, mn):
 def _impute_entry(ucode, uw, categorical):
     """Entry taking the missing values under ``impute``: most frequent level (categorical) or
     weighted median code (numeric)."""
-    u = ucode.shape[0]
     if categorical:
-        best = 0
-        for e in range(1, u):
-            if uw[e] > uw[best]:
-                best = e
-        return best
-    total = 0.0
-    for e in range(u):
-        total += uw[e]
-    acc = 0.0
-    for e in range(u):
-        acc += uw[e]
-        if acc >= 0.5 * total:
-            return e
-    return u - 1
+        return int(np.argmax(uw))  # the first of the heaviest levels
+    reached = np.flatnonzero(np.cumsum(uw) >= 0.5 * _sum(uw))
+    return int(reached[0]) if reached.shape[0] else ucode.shape[0] - 1
 
 
 @njit
@@ -824,14 +812,8 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
                 kw[c[i]] += ws[i]
         if categorical:
             imp_code = int(np.argmax(kw))
-        else:
-            half = 0.5 * _sum(kw)
-            acc = 0.0
-            for code in range(n_codes):
-                acc += kw[code]
-                if acc >= half and kw[code] > 0.0:
-                    imp_code = code
-                    break
+        else:  # the first present code where the running weight reaches half
+            imp_code = int(np.flatnonzero((np.cumsum(kw) >= 0.5 * _sum(kw)) & (kw > 0.0))[0])
         for i in range(m):
             if c[i] < 0:
                 c[i] = imp_code
@@ -839,7 +821,6 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
     c45 = mode == MISSING_C45
     learn_missing = mode == MISSING_LEARN and n_miss > 0
     miss = np.flatnonzero(c < 0)
-    my = ys[miss]
     mw_arr = ws[miss]
     mw = _sum(mw_arr)
     known = np.flatnonzero(c >= 0)
@@ -873,68 +854,50 @@ def search_feature_abs(codes_f, n_codes, categorical, rows, rw, yreg, pimp, mode
         for e in range(E):
             med[e] = weighted_median(ys[e_rows[e]], ws[e_rows[e]])
         order = np.argsort(med, kind="mergesort")
-    K = 0
-    for q in range(E):
-        K += e_rows[q].shape[0]
-    seq = np.empty(K, dtype=np.int64)
-    pos = 0
-    for q in range(E):
-        r = e_rows[order[q]]
-        seq[pos:pos + r.shape[0]] = r
-        pos += r.shape[0]
-    sy = ys[seq]
-    sw = ws[seq]
-    sizes = np.empty(E, dtype=np.int64)
-    wsz = np.empty(E)
-    for q in range(E):
-        sizes[q] = e_rows[order[q]].shape[0]
-        wsz[q] = _sum(ws[e_rows[order[q]]])
+    # the rows the cuts divide: those of the entries (the missing ones too where they are an
+    # entry); numeric missing rows under "learn" join the side tried
+    in_entries = np.zeros(m, dtype=np.bool_)
+    for e in range(E):
+        in_entries[e_rows[e]] = True
     num_learn = learn_missing and not categorical
-    wk = _sum(sw)
-    kimp = abs_cost(sy, sw) / wk
+    wk = _sum(ws[in_entries])
+    kimp = abs_cost(ys[in_entries], ws[in_entries]) / wk
     best = -np.inf
     best_j = -1
     best_ml = False
-    n_pass = 2 if num_learn else 1
-    for p in range(n_pass):
+    for p in range(2 if num_learn else 1):
         ml = p == 1
-        pos = 0
-        wpos = 0.0
-        last = E if (num_learn and not ml) else E - 1
-        for j in range(last):
-            pos += sizes[j]
-            wpos += wsz[j]
-            nl = pos + (n_miss if (num_learn and ml) else 0)
-            nr = K - pos + (n_miss if (num_learn and not ml) else 0)
-            wl = wpos + (mw if (num_learn and ml) else 0.0)
-            wr = wk - wpos + (mw if (num_learn and not ml) else 0.0)
+        for j in range(E if (num_learn and not ml) else E - 1):
+            left = np.zeros(m, dtype=np.bool_)
+            for q in range(j + 1):
+                left[e_rows[order[q]]] = True
+            right = in_entries & ~left
+            if num_learn:
+                if ml:
+                    left[miss] = True
+                else:
+                    right[miss] = True
+            nl = int(left.sum())
+            nr = int(right.sum())
+            wl = _sum(ws[left])
+            wr = _sum(ws[right])
             if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
                 continue
             if nl == 0 or nr == 0 or (c45 and (wl < min_leaf * C45_SLACK
                                                or wr < min_leaf * C45_SLACK)):
                 continue
-            # Each child's cost from its own rows: the first `pos` rows in cut order go left,
-            # the rest right, and the missing rows (numeric, "learn") to the side tried.
-            ly, lw, ry, rw_ = sy[:pos], sw[:pos], sy[pos:], sw[pos:]
-            if num_learn and ml:
-                ly, lw = _concat(my, ly), _concat(mw_arr, lw)
-            elif num_learn:
-                ry, rw_ = _concat(ry, my), _concat(rw_, mw_arr)
-            cl = abs_cost(ly, lw)
-            cr = abs_cost(ry, rw_)
-            if c45:
-                sc = (wk / (wk + mw)) * (kimp - (cl + cr) / wk)
-            else:
-                sc = -(cl + cr)
+            cost = abs_cost(ys[left], ws[left]) + abs_cost(ys[right], ws[right])
+            sc = (wk / (wk + mw)) * (kimp - cost / wk) if c45 else -cost
             if sc > best:
                 best = sc
                 best_j = j
                 best_ml = ml
     if best == -np.inf:
         return (best, best, 0, 0, -2, -1, -1, True)
+    K = int(in_entries.sum())
     cut = 0
     for q in range(best_j + 1):
-        cut += sizes[q]
+        cut += e_rows[order[q]].shape[0]
     real = best if c45 else pimp + best / W
     side = np.ones(E, dtype=np.int64)
     for q in range(best_j + 1):

@@ -45,10 +45,15 @@ def takes_rows(returns: str, returns_text: str = "") -> Callable[[F], F]:
     return wrap
 
 
-def fits(X: str = "", y: str = "", sample_weight: str = "", returns: str = "") -> Callable[[F], F]:
+WEIGHTS = "Non-negative weights, not all zero. None gives every sample weight one."
+
+
+def fits(X: str = "", y: str = "", sample_weight: str = WEIGHTS,
+         returns: str = "The fitted estimator.") -> Callable[[F], F]:
     """Decorator for ``fit(X, y, sample_weight=None)``: append the Parameters section
-    (``X``, ``y`` and ``sample_weight``, each with the given description) and the Returns
-    section (``self``, described by ``returns``) to the method's docstring summary.
+    (``X``, ``y`` and ``sample_weight``, each with the given description; the weights'
+    and the return's have the common one as default) and the Returns section (``self``,
+    described by ``returns``) to the method's docstring summary.
 
     Put it below decorators that copy the docstring (``interruptible``)."""
 

@@ -375,9 +375,7 @@ class BaseDecisionTree(BaseEstimator):
     @interruptible
     @fits(X="Training data. Converted to float32 (as scikit-learn does); sparse input is used "
             "as CSR without densifying.",
-          y="Class labels (ints, strings, bools) or regression targets.",
-          sample_weight="Non-negative weights, not all zero. None gives every sample weight one.",
-          returns="The fitted estimator.")
+          y="Class labels (ints, strings, bools) or regression targets.")
     def fit(self, X, y, sample_weight=None):
         """Build a decision tree from the training set (X, y)."""
         validate_params(self, self._constraints())
@@ -892,6 +890,17 @@ def _class_codes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             classes = (np.flatnonzero(present) + lo).astype(y.dtype)
             return classes, lut[(y - lo).astype(np.intp)]
     return np.unique(y, return_inverse=True)
+
+
+def class_targets(y, sample_weight, n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The class-target checks of a classifier that is not a tree of this module (the
+    baselines, the optimal tree): ``y`` one column of class labels, the weights checked
+    against ``n_rows``; returns ``(classes, codes, weights)``."""
+    y = check_y_1d(y)
+    check_classification_targets(y)
+    w = check_sample_weight(sample_weight, n_rows)
+    classes, codes = _class_codes(y)
+    return classes, codes, w
 
 
 class ProbaClassifierMixin:

@@ -50,7 +50,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier as SklearnTree
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._docs import fits
@@ -59,7 +58,7 @@ from ._estimators import (
     BaseDecisionTree,
     DecisionTreeClassifier,
     ProbaClassifierMixin,
-    _class_codes,
+    class_targets,
 )
 from ._interrupt import interruptible
 from ._progress import progress
@@ -68,8 +67,6 @@ from ._validation import (
     InstanceOf,
     Interval,
     Options,
-    check_sample_weight,
-    check_y_1d,
     check_y_missing,
     keep_params,
     validate_params,
@@ -200,9 +197,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
     @interruptible
     @fits(X="Training data: numbers (float32, as scikit-learn's trees) without missing "
             "values, and category columns (missing values allowed there).",
-          y="Class labels (ints, strings, bools).",
-          sample_weight="Non-negative weights, not all zero. None gives every sample weight one.",
-          returns="The fitted estimator.")
+          y="Class labels (ints, strings, bools).")
     def fit(self, X, y, sample_weight=None):
         """Find the optimal tree of ``(X, y)`` (see the class docstring)."""
         validate_params(self, self._constraints())
@@ -212,10 +207,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
                             "supported.")
         X, y = self._validate_table(X, y, fitting=True)
         _refuse_numeric_nan(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
-        y = check_y_1d(y)
-        check_classification_targets(y)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        self.classes_, codes = _class_codes(y)
+        self.classes_, codes, w = class_targets(y, sample_weight, X.shape[0])
         self.n_classes_ = int(self.classes_.shape[0])
         self.n_outputs_ = 1
         self.max_features_ = X.shape[1]

@@ -100,9 +100,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic, overload
 
+from .bits import popcount
 from .config import njit
 
 #: Fields of a recorded node: feature (-1: leaf), largest rank on the left, smallest rank on
@@ -157,6 +156,19 @@ def class_weights(lst, m, y, w, cw):
 
 
 @njit
+def _offer(out_s, cost, last, gr, g, margin):
+    """Keep the cut between ranks ``last`` and ``gr`` of feature ``g`` in ``out_s`` (cost,
+    ranks, feature) if it costs less than the best so far; returns the weight the scan
+    may pass before the next cut can beat the best (the cost above it, less ``margin``)."""
+    if cost < out_s[0]:
+        out_s[0] = cost
+        out_s[1] = last
+        out_s[2] = gr
+        out_s[3] = g
+    return cost - out_s[0] - margin
+
+
+@njit
 def _scan_two(buf, cnt, rank_g, g, y, w, min_leaf, alpha, t0, t1, out_s, margin):
     """One side's best stump on feature ``g``, two classes: the rows ``buf[:cnt]`` sorted by
     ``g`` (ranks ``rank_g``), the side's class weights ``t0``, ``t1``. ``out_s = (cost,
@@ -180,13 +192,8 @@ def _scan_two(buf, cnt, rank_g, g, y, w, min_leaf, alpha, t0, t1, out_s, margin)
         gr = np.int64(rank_g[r])
         if credit <= 0.0 and gr != last and j >= min_leaf and cnt - j >= min_leaf:
             cost = min(c0, c1) + min(t0 - c0, t1 - c1) + 2.0 * alpha
-            if cost < out_s[0]:
-                out_s[0] = cost
-                out_s[1] = last
-                out_s[2] = gr
-                out_s[3] = g
             low = min(low, cost)
-            credit = cost - out_s[0] - margin
+            credit = _offer(out_s, cost, last, gr, g, margin)
         wr = w[r]
         yc = y[r]
         c1 += wr * yc
@@ -221,13 +228,8 @@ def _scan_side(buf, cnt, rank_g, g, y, w, min_leaf, alpha, tot_s, cum_s, out_s, 
                 ltop = max(ltop, a)
                 rtop = max(rtop, b)
             cost = (lw - ltop) + (rw - rtop) + 2.0 * alpha
-            if cost < out_s[0]:
-                out_s[0] = cost
-                out_s[1] = last
-                out_s[2] = gr
-                out_s[3] = g
             low = min(low, cost)
-            credit = cost - out_s[0] - margin
+            credit = _offer(out_s, cost, last, gr, g, margin)
         wr = w[r]
         cum_s[y[r]] += wr
         credit -= wr
@@ -491,26 +493,6 @@ def _copy_record(src, d_src, dst, d_dst, n, at):
     for k in range(n):
         for q in range(REC_FIELDS):
             dst[d_dst, q, at + k] = src[d_src, q, k]
-
-
-def popcount(x) -> int:
-    """Set bits of a uint64 (as Python runs it: ``NUMBA_DISABLE_JIT=1``)."""
-    return int(x).bit_count()
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """LLVM's population count of a uint64: one instruction where the processor has it (the
-    parallel bit count in shifts and masks measured 1.8x slower in :func:`depth_two_bits`)."""
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return types.int64(types.uint64), codegen
-
-
-@overload(popcount)
-def _popcount_compiled(x):
-    return lambda x: _ctpop(x)
 
 
 @njit

@@ -26,19 +26,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._docs import fits, takes_rows
-from .._estimators import BaseDecisionTree, ProbaClassifierMixin, _class_codes
+from .._estimators import BaseDecisionTree, ProbaClassifierMixin, class_targets
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
 from .._validation import (
     InstanceOf,
     Interval,
     Options,
-    check_sample_weight,
-    check_y_1d,
     check_y_missing,
     validate_params,
 )
@@ -112,10 +109,7 @@ def _fit_classes(est, X, y, sample_weight) -> tuple:
     ``classes_`` and ``n_classes_``; returns ``(X, class codes, weights)``."""
     check_y_missing(y)
     X, y = _validate(est, X, y, fitting=True)
-    y = check_y_1d(y)
-    check_classification_targets(y)
-    w = check_sample_weight(sample_weight, X.shape[0])
-    est.classes_, codes = _class_codes(y)
+    est.classes_, codes, w = class_targets(y, sample_weight, X.shape[0])
     est.n_classes_ = len(est.classes_)
     return X, codes, w
 
