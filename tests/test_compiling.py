@@ -363,9 +363,9 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
             names = names[3:]
         assert names == ["split_node", *builder, "_split"]
     else:  # 96,000 row-features: the threaded steps too
-        assert names[:5] == ["hist_feature_rows", "mask_order", "scan_hist", "summarize_hist",
-                             "search_summary_numeric"]
-        names = names[5:]
+        assert names[:6] == ["hist_feature_rows", "mask_order", "scan_hist_two",
+                             "scan_hist_classes", "summarize_hist", "search_summary_numeric"]
+        names = names[6:]
         assert names[:4] == ["split_rows", "_process_large", "_children_large",
                              "_children_serial"]
         assert names[4:] == ([] if "best-first" in kind else

@@ -42,7 +42,8 @@ from treelearn.engine.hist import (
     move_rows,
     move_rows_parallel,
     narrow,
-    scan_hist,
+    scan_hist_classes,
+    scan_hist_two,
     subtract,
     summarize_hist,
 )
@@ -348,8 +349,8 @@ def test_hist_summary_search_matches_naive(crit_name, n_classes, seed, n, weight
 def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, n_classes,
                                                    weighted, integral, min_leaf, min_wleaf,
                                                    own_bins):
-    """scan_hist (numeric, no missing value at the node; two statistics, or any number of
-    classes) gives exactly what summarize_hist +
+    """scan_hist_two (two statistics, numeric, no missing value at the node) and
+    scan_hist_classes (any number of classes) give exactly what summarize_hist +
     search_summary give: the same score (bit for bit), cut, next bin, missing branch and
     number of cuts tried, over all bins or a node's own bins (from the bitmap of
     hist_feature_rows; the clean slot is clean again after clear_bins)."""
@@ -378,8 +379,12 @@ def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, n
     n_order = mask_order(mask, n_bins + 1, order) if own_bins else -1
     fast = np.zeros(levels.N_RES)
     S = 2 if regression else n_classes
-    usable = scan_hist(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf, min_wleaf,
-                       order, n_order, levels.workspace(n_bins + 2, S)[2], fast, two)
+    if two:
+        usable = scan_hist_two(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf,
+                               min_wleaf, order, n_order, fast)
+    else:
+        usable = scan_hist_classes(hist, 0, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
+                                   order, n_order, levels.workspace(n_bins + 2, S)[2], fast)
     ws, iw, stw = levels.workspace(n_bins + 2, S)
     u, mw, mn = summarize_hist(hist, 0, hoff, nbins, not regression, weighted, stw, ws, iw,
                                order, n_order)

@@ -13,7 +13,7 @@ Histograms live in a pool of slots bounded by a memory budget (:data:`HIST_POOL_
   slot kept clean, marking the bins its rows fill in a bitmap, searches those bins and clears
   them again, so that its cost stays proportional to its rows (most nodes of a deep tree are
   small); a numeric feature without missing values at the node is searched straight from
-  its histogram (:func:`treelearn.engine.hist.scan_hist`);
+  its histogram (:func:`treelearn.engine.hist.scan_hist_two`, ``scan_hist_classes``);
 * after a split, the child with the most rows inherits the parent's histogram minus its
   siblings': each sibling that will need one of its own is built from its rows into a new slot
   and subtracted; a small sibling's rows are subtracted one by one instead;
@@ -56,7 +56,8 @@ from .hist import (
     move_rows,
     move_rows_parallel,
     rows_stats,
-    scan_hist,
+    scan_hist_classes,
+    scan_hist_two,
     shares_of,
     subtract,
     summarize_hist,
@@ -277,9 +278,14 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
                                              or crit == crt.MISCLASSIFICATION)
     if (two or classes) and _bin_empty(hist, hoff[f] + nb, classification, weighted):
         # the common cases, scanned straight from the histogram
-        usable = scan_hist(hist, f, hoff, nbins, classification, weighted, crit,
-                           iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], order, n_order,
-                           st, out, two)
+        if two:
+            usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
+                                   iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], order,
+                                   n_order, out)
+        else:
+            usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit,
+                                       iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                       order, n_order, st, out)
         if n_small:
             clear_bins(hist, hoff[f], order, n_order)
         if out[lvl.R_SCORE] > -np.inf:
@@ -795,9 +801,10 @@ def _search_kernels(values: dict) -> list[tuple]:
         "hist": values["pool"][0], "B": bufs.B0, "C": bufs.C0,
         "R": bufs.R0, "W": bufs.W0} | work._asdict() | {
         "need_real": np.bool_(False), "categorical": np.bool_(False),
-        "multiway": np.bool_(False), "two": np.bool_(False)}
+        "multiway": np.bool_(False)}
     summary = search_summary_numeric if values["cfg"].category is None else search_summary
-    kernels = [hist_feature_rows, mask_order, scan_hist, summarize_hist, summary]
+    kernels = [hist_feature_rows, mask_order, scan_hist_two, scan_hist_classes,
+               summarize_hist, summary]
     return [(kernel, given) for kernel in kernels]
 
 

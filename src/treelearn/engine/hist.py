@@ -367,43 +367,26 @@ def _cut(out, tries, best, best_b, best_next, best_nl, ntot):
     out[lvl.R_HI] = best_next
 
 
-@tiny
-def _bin_classes(hist, r, S, H, weighted):
-    """A bin's weight (the sum of its class weights, in class order as
-    :func:`summarize_hist` adds them) and row count."""
-    wt = 0.0
-    for k in range(S):
-        wt += hist[r, k]
-    return wt, (hist[r, H - 1] if weighted else wt)
-
-
 @noref
-def scan_hist(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, min_wleaf,
-              order, n_order, st, out, two):
-    """The best cut of numeric feature ``f`` straight from its histogram when the node has
-    no row with a missing value of ``f``: :func:`summarize_hist` followed by
+def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, min_wleaf,
+                  order, n_order, out):
+    """The best cut of numeric feature ``f`` straight from its histogram, for two statistics
+    (two classes, or regression) under gini, entropy or squared error, when the node has no
+    row with a missing value of ``f``: :func:`summarize_hist` followed by
     :func:`treelearn.engine.levels.search_summary` with the same operations in the same
     order (tests compare them), without copying the bins into a summary first. Bins are
     read in increasing order, all of them or (``n_order >= 0``) ``order[:n_order]``.
 
-    ``two``: two statistics (two classes, or regression) under gini, entropy or squared
-    error, the running sums in scalars scored by ``proxy_two``; otherwise any number of
-    classes (gini, entropy, misclassification), the sums in the rows ``SR_LEFT``,
-    ``SR_RIGHT`` and ``SR_TOTAL`` of the levels workspace ``st``, scored by
-    :func:`treelearn.engine.criteria.split_proxy`. Fills ``out`` like ``search_summary``
-    and returns whether the feature is usable (at least two bins hold rows)."""
+    Fills ``out`` like ``search_summary`` and returns whether the feature is usable (at
+    least two bins hold rows)."""
     H = hist.shape[1]
-    S = st.shape[1]
     base = hoff[f]
     nb = nbins[f]
     _no_cut(out)
     n_it = nb if n_order < 0 else n_order
-    if not two:
-        for k in range(S):
-            st[lvl.SR_TOTAL, k] = 0.0
-            st[lvl.SR_LEFT, k] = 0.0
     # totals over the present bins, in order (the summary's total row)
-    s0 = s1 = t0 = t1 = 0.0
+    t0 = 0.0
+    t1 = 0.0
     wtot = 0.0
     ntot = 0
     u = 0
@@ -411,18 +394,11 @@ def scan_hist(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, mi
         b = j if n_order < 0 else order[j]
         if b >= nb:
             break
-        if two:
-            s0, s1, wt, cnt = _bin_two(hist, base + b, classification, weighted, H)
-        else:
-            wt, cnt = _bin_classes(hist, base + b, S, H, weighted)
+        s0, s1, wt, cnt = _bin_two(hist, base + b, classification, weighted, H)
         if cnt <= 0.0:
             continue
-        if two:
-            t0 += s0
-            t1 += s1
-        else:
-            for k in range(S):
-                st[lvl.SR_TOTAL, k] += hist[base + b, k]
+        t0 += s0
+        t1 += s1
         wtot += wt
         ntot += np.int64(cnt + 0.5)
         u += 1
@@ -443,11 +419,7 @@ def scan_hist(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, mi
         b = j if n_order < 0 else order[j]
         if b >= nb:
             break
-        r = base + b
-        if two:
-            s0, s1, wt, cnt = _bin_two(hist, r, classification, weighted, H)
-        else:
-            wt, cnt = _bin_classes(hist, r, S, H, weighted)
+        s0, s1, wt, cnt = _bin_two(hist, base + b, classification, weighted, H)
         if cnt <= 0.0:
             continue
         if pending:
@@ -456,12 +428,8 @@ def scan_hist(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, mi
         if e == u - 1:
             break
         e += 1
-        if two:
-            l0 += s0
-            l1 += s1
-        else:
-            for k in range(S):
-                st[lvl.SR_LEFT, k] += hist[r, k]
+        l0 += s0
+        l1 += s1
         wl += wt
         nl += np.int64(cnt + 0.5)
         wr = wtot - wl
@@ -471,12 +439,93 @@ def scan_hist(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, mi
         if wl <= 0.0 or wr <= 0.0:
             continue
         tries += 1
-        if two:
-            sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
-        else:
-            for k in range(S):
-                st[lvl.SR_RIGHT, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_LEFT, k]
-            sc = split_proxy(st[lvl.SR_LEFT], st[lvl.SR_RIGHT], wl, wr, crit, 0.0)
+        sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
+        if sc > best:
+            best = sc
+            best_b = b
+            best_nl = nl
+            pending = True
+    _cut(out, tries, best, best_b, best_next, best_nl, ntot)
+    return True
+
+
+@noref
+def scan_hist_classes(hist, f, hoff, nbins, weighted, crit, min_leaf, min_wleaf, order,
+                      n_order, st, out):
+    """:func:`scan_hist_two` for any number of classes (gini, entropy, misclassification):
+    the running sums in the rows ``SR_LEFT``, ``SR_RIGHT`` and ``SR_TOTAL`` of the levels
+    workspace ``st``, scored by :func:`treelearn.engine.criteria.split_proxy` like the
+    summary search (tests compare them)."""
+    H = hist.shape[1]
+    S = st.shape[1]
+    base = hoff[f]
+    nb = nbins[f]
+    _no_cut(out)
+    n_it = nb if n_order < 0 else n_order
+    for k in range(S):
+        st[lvl.SR_TOTAL, k] = 0.0
+        st[lvl.SR_LEFT, k] = 0.0
+    wtot = 0.0
+    ntot = 0
+    u = 0
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        r = base + b
+        wt = 0.0
+        for k in range(S):
+            wt += hist[r, k]
+        cnt = hist[r, H - 1] if weighted else wt
+        if cnt <= 0.0:
+            continue
+        for k in range(S):
+            st[lvl.SR_TOTAL, k] += hist[r, k]
+        wtot += wt
+        ntot += np.int64(cnt + 0.5)
+        u += 1
+    if u < 2:
+        return False
+    wl = 0.0
+    nl = 0
+    best = -np.inf
+    best_b = -1
+    best_next = -1
+    best_nl = 0
+    tries = 0
+    e = 0
+    pending = False
+    for j in range(n_it):
+        b = j if n_order < 0 else order[j]
+        if b >= nb:
+            break
+        r = base + b
+        wt = 0.0
+        for k in range(S):
+            wt += hist[r, k]
+        cnt = hist[r, H - 1] if weighted else wt
+        if cnt <= 0.0:
+            continue
+        if pending:
+            best_next = b
+            pending = False
+        if e == u - 1:
+            break
+        e += 1
+        for k in range(S):
+            st[lvl.SR_LEFT, k] += hist[r, k]
+        wl += wt
+        nl += np.int64(cnt + 0.5)
+        wr = wtot - wl
+        nr = ntot - nl
+        if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+            continue
+        if wl <= 0.0 or wr <= 0.0:
+            continue
+        tries += 1
+        for k in range(S):
+            st[lvl.SR_RIGHT, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_LEFT, k]
+        sc = split_proxy(st[lvl.SR_LEFT], st[lvl.SR_RIGHT], wl, wr, crit, 0.0)
         if sc > best:
             best = sc
             best_b = b
