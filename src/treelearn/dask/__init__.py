@@ -128,9 +128,9 @@ _FOREST_DOC = """
     Parameters
     ----------
     n_estimators : int, default=100
-        Number of trees.
+        Trees in the forest, as in :class:`{forest}`.
     criterion : str, default={criterion!r}
-        As :class:`{local}`.
+        Each tree's criterion, as in :class:`{local}`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, \
 min_impurity_decrease, max_bins
         As :class:`{local}` with ``splitter="hist"``, for every tree
@@ -178,7 +178,7 @@ class DaskRandomForestClassifier(_DaskForest):
     ``trees_per_pass`` trees at a time, level by level; ``to_local()`` gives the local
     :class:`treelearn.RandomForestClassifier` with these trees.
     """ + _FOREST_DOC.format(criterion="gini", local="treelearn.DecisionTreeClassifier",
-                             max_features="sqrt"))
+                             forest="treelearn.RandomForestClassifier", max_features="sqrt"))
 
     _local_class = DecisionTreeClassifier
     _forest_class = RandomForestClassifier
@@ -195,7 +195,8 @@ class DaskRandomForestRegressor(_DaskForest):
     __doc__ = ("""A random forest regressor grown on a Dask cluster (see :mod:`treelearn.dask`);
     ``to_local()`` gives the local :class:`treelearn.RandomForestRegressor` with these trees.
     """ + _FOREST_DOC.format(criterion="squared_error",
-                             local="treelearn.DecisionTreeRegressor", max_features=1.0))
+                             local="treelearn.DecisionTreeRegressor",
+                             forest="treelearn.RandomForestRegressor", max_features=1.0))
 
     _local_class = DecisionTreeRegressor
     _forest_class = RandomForestRegressor
