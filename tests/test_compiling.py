@@ -52,7 +52,8 @@ def test_a_long_compilation_shows_one_line_with_seconds_and_the_typical_total(te
             time.sleep(1.3)
     text = terminal.getvalue()
     assert text.startswith("\rcompiling treelearn's kernels for this machine, once: ")
-    assert f"of about {_compiling.TYPICAL_SECONDS['grow_depth_first_Hist']} s" in text
+    typical = _compiling.TYPICAL_SECONDS[("grow_depth_first_Hist", "numbers")]
+    assert f"of about {typical} s" in text
     assert text.endswith(", done\n") and text.count("\n") == 1
     last = text.rsplit("\r", 1)[1]
     assert 1 <= int(last.split(": ")[1].split(" s")[0]) <= 3, last
@@ -67,8 +68,41 @@ def test_the_typical_totals_name_the_builder_and_a_layout():
     loops = {getattr(getattr(c, loop), "__name__", None)
              for c in (grow_exact.Exact, grow_hist.Hist, ranked.Ranked, sparse.Sparse)
              for loop in ("grow_depth_first", "grow_best_first")}
-    assert set(_compiling.TYPICAL_SECONDS) <= loops
+    assert {name for name, _ in _compiling.TYPICAL_SECONDS} <= loops
+    assert {kind for _, kind in _compiling.TYPICAL_SECONDS} == {"numbers", "table"}
     assert "grow_depth_first_Ranked" in loops
+
+
+def test_a_table_compilation_is_told_from_a_numeric_one_by_its_argument_types():
+    """The level search compiled into the loop doubles its time: the notice quotes the
+    table's total when the layout's Config carries a category search."""
+    from treelearn.engine.search import Config
+
+    is_cat = np.zeros(3, dtype=np.bool_)
+    numbers = Config(is_cat=is_cat, n_search=np.ones(3, dtype=np.int64), category=None,
+                     extras=None)
+    table = numbers._replace(category=(is_cat, np.zeros(2)))
+    # as a layout holds it: inside the layout's own named tuple, next to other tuples
+    outer = (numba.typeof((np.zeros(2), (np.zeros(1), numbers))), numba.typeof(np.zeros(1)))
+    assert _compiling.data_kind(outer) == "numbers"
+    assert _compiling.data_kind((numba.typeof((np.zeros(1), table)),)) == "table"
+    assert _compiling.data_kind((numba.typeof(np.zeros(1)),)) == "numbers"
+    assert _compiling.data_kind(()) == "numbers"
+    assert _compiling.data_kind(None) == "numbers"
+
+
+def test_the_notice_quotes_the_table_total_for_a_table_compilation(terminal):
+    from treelearn.engine.search import Config
+
+    table = Config(is_cat=np.ones(1, dtype=np.bool_), n_search=np.ones(1, dtype=np.int64),
+                   category=(np.ones(1, dtype=np.bool_),), extras=None)
+    data = {"dispatcher": _dispatcher("grow_depth_first_Exact", "treelearn.engine.builder"),
+            "args": (numba.typeof(table),)}
+    with event.trigger_event("numba:compile", data=data):
+        time.sleep(1.3)
+    typical = _compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "table")]
+    assert f"of about {typical} s" in terminal.getvalue()
+    assert typical > _compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "numbers")]
 
 
 def test_short_foreign_quiet_or_piped_compilations_print_nothing(terminal, monkeypatch):

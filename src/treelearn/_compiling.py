@@ -3,8 +3,9 @@
 treelearn's kernels are compiled by Numba the first time a fit or prediction needs them and
 stored in Numba's cache (``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``); later
 processes load them in a fraction of a second. The first fit on a fresh install, after an
-upgrade or in a new CI job therefore waits for the compiler: about 10 s for an exact tree on
-this project's 2-core machine, 17 s more for the histogram splitter (2026-12-02; the README
+upgrade or in a new CI job therefore waits for the compiler: 12-18 s for an exact tree on
+this project's 2-core machine, about 20 s more for the histogram splitter and 30 s more for
+a first table with category columns (2026-12-02, :data:`TYPICAL_SECONDS`; the README
 gives today's figures, and :mod:`treelearn.engine.linking` an opt-in that cuts them by a
 quarter to a half at a price in warm speed). Two things make that wait visible and avoidable:
 
@@ -60,20 +61,42 @@ from ._interrupt import check, interruptible_function
 __all__ = ["cache_location", "compile_kernels", "compile_notice"]
 
 #: Measured compile seconds of a first fit's growers (empty cache, this project's 2-core
-#: machine; fresh process), by the kernel that starts the compilation; a faster machine
-#: takes less. The notice quotes them; other kernels compile in a few seconds.
+#: machine, fresh process, 2026-12-02: inclusive time of the outermost ``numba:compile``
+#: event, a background process compiling beside it as a fit does), by the kernel that starts
+#: the compilation and the data it is compiled for: ``"numbers"``, or ``"table"`` (category
+#: columns: the level search is compiled into the same loop, which then takes about twice as
+#: long). A faster machine takes less; the runs moved by a quarter either way. The notice
+#: quotes them; other kernels compile in a few seconds.
 TYPICAL_SECONDS = {
-    # exact splitter, plain numeric fit: 35-45 s measured on a slow day; 0.7 of it since the
-    # late kernels compile beside it (signatures_beside)
-    # (the builder's loops, compiled per data layout: engine.builder.layout)
-    "grow_depth_first_Exact": 30,
-    "grow_best_first_Exact": 45,
-    "grow_depth_first_Hist": 65,  # histogram splitter, alone (65-85 s; 0.88 of it since)
-    "grow_best_first_Hist": 75,
-    "grow_depth_first_Sparse": 40,  # sparse rows (38 s measured)
-    "grow_best_first_Sparse": 40,
-    "grow_depth_first_Ranked": 20,  # forests drawing few features (19 s measured)
+    ("grow_depth_first_Exact", "numbers"): 13,  # 11.7, 12.3, 13.3, 14.9, 18.1 s measured
+    ("grow_depth_first_Exact", "table"): 29,  # 28.2, 29.6 s, after a numeric fit
+    ("grow_best_first_Exact", "numbers"): 18,  # 18.1 s
+    ("grow_depth_first_Hist", "numbers"): 22,  # 23.3 s; 20.7 s after a numeric fit
+    ("grow_depth_first_Hist", "table"): 43,  # 43.3 s, after a numeric hist fit
+    ("grow_best_first_Hist", "numbers"): 26,  # 25.7 s
+    ("grow_depth_first_Sparse", "numbers"): 20,  # 19.9 s
+    ("grow_depth_first_Ranked", "numbers"): 15,  # forests drawing few features: 15.2, 15.7 s
 }
+
+
+def data_kind(arg_types: Any) -> str:
+    """``"table"`` when a compilation's argument types hold a search
+    :data:`~treelearn.engine.search.Config` with a category search (a fit on a table with
+    category columns), else ``"numbers"``: the second key of :data:`TYPICAL_SECONDS`."""
+    from numba.core import types as nt
+
+    from .engine.search import Config
+
+    todo = list(arg_types or ())
+    while todo:
+        t = todo.pop()
+        if not isinstance(t, nt.BaseTuple):
+            continue
+        if getattr(t, "instance_class", None) is Config:
+            category = t.types[Config._fields.index("category")]
+            return "numbers" if isinstance(category, nt.NoneType) else "table"
+        todo.extend(t.types)
+    return "numbers"
 
 
 #: Seconds a compilation runs before the notice shows (short ones stay silent).
@@ -104,7 +127,7 @@ class _Notice:
         except (AttributeError, ValueError, OSError):  # closed or odd streams: stay silent
             return None
 
-    def start(self, name: str, module: str) -> None:
+    def start(self, name: str, module: str, arg_types: Any = ()) -> None:
         with self._lock:
             self._depth += 1
             if self._depth > 1:
@@ -114,7 +137,8 @@ class _Notice:
                     or self._out() is None):
                 return
             self._started = time.perf_counter()
-            self._typical = TYPICAL_SECONDS.get(name)
+            self._typical = (TYPICAL_SECONDS.get((name, data_kind(arg_types)))
+                             if name.startswith("grow_") else None)
             if self._ticker is None or not self._ticker.is_alive():
                 self._ticker = threading.Thread(target=self._tick, name="treelearn-compile",
                                                 daemon=True)
@@ -209,7 +233,8 @@ def _install() -> None:
     class Listener(event.Listener):
         def on_start(self, ev: Any) -> None:
             fn = getattr(ev.data.get("dispatcher"), "py_func", None)
-            _notice.start(getattr(fn, "__name__", ""), getattr(fn, "__module__", "") or "")
+            _notice.start(getattr(fn, "__name__", ""), getattr(fn, "__module__", "") or "",
+                          ev.data.get("args", ()))
 
         def on_end(self, ev: Any) -> None:
             _notice.end()
