@@ -123,6 +123,7 @@ def _install() -> bool:
     try:
         from numba.core import caching, dispatcher
         from numba.core.codegen import CPUCodeLibrary, require_global_compiler_lock
+        from numba.core.runtime import rtsys
 
         numba_add_overload = dispatcher.Dispatcher.add_overload
         numba_serialize = CPUCodeLibrary.serialize_using_object_code
@@ -181,7 +182,17 @@ def _install() -> bool:
 
     def load_overload(self, sig, target_context):
         try:
-            return numba_load(self, sig, target_context)
+            if not _ours(self):
+                return numba_load(self, sig, target_context)
+            # Numba's load_overload, without its refresh of the target context: a loaded
+            # kernel needs Numba's runtime (allocation, reference counts), started here,
+            # but none of the lowering and typing registries the refresh imports and
+            # installs (0.6-0.75 s of a warm process's first fit); a compilation refreshes
+            # them itself (numba.core.compiler.compile_extra).
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # the guard swallowed a spurious I/O error: compile it
         except StaleCallee:
             return None  # a cache miss: the kernel is compiled again and its entry replaced
 
@@ -193,6 +204,13 @@ def _install() -> bool:
     CPUCodeLibrary._unserialize = classmethod(unserialize)
     caching.Cache.load_overload = load_overload
     return True
+
+
+def _ours(cache: Any) -> bool:
+    """Whether a Numba cache holds one of treelearn's kernels (other libraries' caches keep
+    Numba's own loading)."""
+    module = getattr(getattr(cache, "_py_func", None), "__module__", None) or ""
+    return module == "treelearn" or module.startswith("treelearn.")
 
 
 def _load_callees(codegen, calls) -> None:
