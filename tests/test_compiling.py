@@ -491,3 +491,18 @@ def test_the_drivers_are_found_by_their_compiled_names():
     # ... but not the runner: at the drivers' level two trees grown side by side each took
     # 1.7 times their time (measured in engine.builder's notes)
     assert not {Exact.run_depth_first.__name__, Hist.run_depth_first.__name__} & set(_DRIVERS)
+
+
+def test_import_leaves_the_ensembles_readers_and_model_files_until_used():
+    code = ("import sys, treelearn as tl; "
+            "before = sorted(m for m in ('treelearn.ensemble', 'treelearn.export', "
+            "'treelearn.io', 'treelearn.optimal', 'treelearn.interop', 'sklearn.tree') "
+            "if m in sys.modules); "
+            "missing = [n for n in tl.__all__ if not hasattr(tl, n)]; "
+            "print(before, missing, tl.RandomForestClassifier.__module__, "
+            "set(tl.__all__) <= set(dir(tl)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True)
+    assert out.stdout.split() == ["[]", "[]", "treelearn.ensemble._forest", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        tl.nope  # noqa: B018
