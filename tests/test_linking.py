@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,12 +58,28 @@ print(json.dumps({"scans_copied": len(scans), "callers_declaring": sum(callers),
 
 
 def _fit(cache: Path, link: str = "called", extra: str = "") -> dict:
+    """A fresh process's fit on ``cache``: its JSON lines (the fit's, then ``extra``'s) merged."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "TREELEARN_COMPILE_BESIDE": "0",
            "TREELEARN_COMPILE_NOTICE": "0", "TREELEARN_LINK": link}
     out = subprocess.run([sys.executable, "-c", _FIT + extra], env=env, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    lines = out.stdout.strip().splitlines()
+    return {k: v for line in lines[-1 - bool(extra):] for k, v in json.loads(line).items()}
+
+
+@pytest.fixture(scope="module")
+def called_cache(tmp_path_factory) -> tuple[Path, dict]:
+    """One cold process's cache filled with called chain kernels, and its report: a cold
+    compilation takes 15-60 s, so the tests below share this one and work on copies."""
+    cache = tmp_path_factory.mktemp("called") / "cache"
+    return cache, _fit(cache, "called", _MODULES)
+
+
+def _copy_of(called_cache, tmp_path: Path) -> tuple[Path, dict]:
+    cache, out = called_cache
+    shutil.copytree(cache, tmp_path / "cache")
+    return tmp_path / "cache", out
 
 
 @jit_only
@@ -79,8 +96,12 @@ def test_the_decorators_register_every_kernel_by_module_and_name():
 
 @jit_only
 @pytest.mark.parametrize("link", ["called", "copies"])
-def test_a_chain_kernel_is_called_from_the_engine_or_copied_and_a_leaf_is_copied(tmp_path, link):
-    out = _fit(tmp_path / "cache", link, _MODULES)
+def test_a_chain_kernel_is_called_from_the_engine_or_copied_and_a_leaf_is_copied(
+        tmp_path, link, request):
+    if link == "called":
+        out = request.getfixturevalue("called_cache")[1]
+    else:
+        out = _fit(tmp_path / "cache", link, _MODULES)
     assert out["scans_copied"] >= 1  # the scans are leaves: copied into the search either way
     assert out["callers"] >= 1
     # the search is a chain kernel: only declared by its callers when called
@@ -88,9 +109,8 @@ def test_a_chain_kernel_is_called_from_the_engine_or_copied_and_a_leaf_is_copied
 
 
 @jit_only
-def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path):
-    cache = tmp_path / "cache"
-    first = _fit(cache)
+def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path, called_cache):
+    cache, first = _copy_of(called_cache, tmp_path)
     assert "search_numeric" in first["compiled"] and first["refreshed"]
     warm = _fit(cache)
     # a process that only loads kernels skips Numba's refresh of its registries (0.6 s)
@@ -110,9 +130,9 @@ def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path):
 
 
 @jit_only
-def test_a_cache_filled_with_called_kernels_serves_a_process_that_copies(tmp_path):
-    cache = tmp_path / "cache"
-    first = _fit(cache, "called")
+def test_a_cache_filled_with_called_kernels_serves_a_process_that_copies(tmp_path,
+                                                                         called_cache):
+    cache, first = _copy_of(called_cache, tmp_path)
     assert _fit(cache, "copies") == {"digest": first["digest"], "compiled": [],
                                      "refreshed": False}
 
