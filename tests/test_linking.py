@@ -1,6 +1,6 @@
-"""Kernels that call their callees in Numba's engine instead of carrying copies of them
-(:mod:`treelearn.engine.linking`): the compiled modules, and the cache across processes,
-stale entries included."""
+"""Kernels that call their callees in Numba's engine instead of carrying compiled copies of
+them (:mod:`treelearn.engine.linking`): the compiled modules of each linking mode, and the
+cache across processes, stale entries included."""
 
 from __future__ import annotations
 
@@ -43,21 +43,24 @@ print(json.dumps({"digest": [t.node_count, float(t.threshold.sum()), int(t.featu
 _MODULES = """
 from treelearn.engine import exact, linking
 def functions(cres):
-    # the module a library gives its callers (compiled here or loaded from the cache)
-    return {fn.name: fn.is_declaration for fn in cres.library._get_module_for_linking().functions}
+    # the module a library gives its callers (compiled here or loaded from the cache):
+    # "declared", "shared" (available_externally: inlinable, never compiled) or "copied"
+    return {fn.name: "declared" if fn.is_declaration else
+            "shared" if str(fn.linkage) == "Linkage.available_externally" else "copied"
+            for fn in cres.library._get_module_for_linking().functions}
 (search,) = exact.search_numeric.overloads.values()
 symbol = search.fndesc.mangled_name
-scans = [n for n, declared in functions(search).items() if "8scan_two" in n and not declared]
+scans = [how for n, how in functions(search).items() if "8scan_two" in n]
 callers = [functions(c) for d in linking.KERNELS.values()
            for c in getattr(d, "overloads", {}).values()
            if c.library is not None and c.library is not search.library]
 callers = [f[symbol] for f in callers if symbol in f]
-print(json.dumps({"scans_copied": len(scans), "callers_declaring": sum(callers),
-                  "callers": len(callers)}))
+print(json.dumps({"scans": scans, "callers": len(callers),
+                  **{how: callers.count(how) for how in ("declared", "shared", "copied")}}))
 """
 
 
-def _fit(cache: Path, link: str = "called", extra: str = "") -> dict:
+def _fit(cache: Path, link: str = "shared", extra: str = "") -> dict:
     """A fresh process's fit on ``cache``: its JSON lines (the fit's, then ``extra``'s) merged."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "TREELEARN_COMPILE_BESIDE": "0",
            "TREELEARN_COMPILE_NOTICE": "0", "TREELEARN_LINK": link}
@@ -69,15 +72,23 @@ def _fit(cache: Path, link: str = "called", extra: str = "") -> dict:
 
 
 @pytest.fixture(scope="module")
-def called_cache(tmp_path_factory) -> tuple[Path, dict]:
-    """One cold process's cache filled with called chain kernels, and its report: a cold
-    compilation takes 15-60 s, so the tests below share this one and work on copies."""
-    cache = tmp_path_factory.mktemp("called") / "cache"
-    return cache, _fit(cache, "called", _MODULES)
+def cold(tmp_path_factory):
+    """``cold(link)``: one cold process's cache filled in linking mode ``link``, and its
+    report. A cold compilation takes 15-60 s, so the tests below share one per mode and
+    work on copies."""
+    made: dict[str, tuple[Path, dict]] = {}
+
+    def fill(link: str) -> tuple[Path, dict]:
+        if link not in made:
+            cache = tmp_path_factory.mktemp(link) / "cache"
+            made[link] = cache, _fit(cache, link, _MODULES)
+        return made[link]
+
+    return fill
 
 
-def _copy_of(called_cache, tmp_path: Path) -> tuple[Path, dict]:
-    cache, out = called_cache
+def _copy_of(filled: tuple[Path, dict], tmp_path: Path) -> tuple[Path, dict]:
+    cache, out = filled
     shutil.copytree(cache, tmp_path / "cache")
     return tmp_path / "cache", out
 
@@ -87,7 +98,7 @@ def test_the_decorators_register_every_kernel_by_module_and_name():
     from treelearn.engine import exact, grow_exact
 
     assert linking.INSTALLED
-    assert not linking.CALLED  # Numba's copies unless asked
+    assert linking.MODE == "shared" and not linking.CALLED  # the default
     assert linking.KERNELS[("treelearn.engine.exact", "search_numeric")] is exact.search_numeric
     # a layout's copy of a builder loop is registered under its own name
     key = ("treelearn.engine.builder", "grow_depth_first_Exact")
@@ -95,46 +106,70 @@ def test_the_decorators_register_every_kernel_by_module_and_name():
 
 
 @jit_only
-@pytest.mark.parametrize("link", ["called", "copies"])
-def test_a_chain_kernel_is_called_from_the_engine_or_copied_and_a_leaf_is_copied(
-        tmp_path, link, request):
-    if link == "called":
-        out = request.getfixturevalue("called_cache")[1]
-    else:
-        out = _fit(tmp_path / "cache", link, _MODULES)
-    assert out["scans_copied"] >= 1  # the scans are leaves: copied into the search either way
+@pytest.mark.parametrize("link", ["called", "shared", "copies"])
+def test_a_chain_kernel_is_called_shared_or_copied_and_a_leaf_is_copied(
+        tmp_path, link, cold):
+    out = cold(link)[1] if link != "copies" else _fit(tmp_path / "cache", link, _MODULES)
+    # the scans are leaves: copied into the search unless shared (the search then calls the
+    # scan's one compiled copy where LLVM did not inline it, as it did not in copies)
+    assert out["scans"] and set(out["scans"]) <= ({"shared", "declared"} if link == "shared"
+                                                  else {"copied"})
     assert out["callers"] >= 1
-    # the search is a chain kernel: only declared by its callers when called
-    assert out["callers_declaring"] == (out["callers"] if link == "called" else 0)
+    # the search is a chain kernel: its callers only declare it when called; when shared they
+    # hold it available to LLVM's inliner only (or declare it, once LLVM has dropped that)
+    assert out["copied"] == (out["callers"] if link == "copies" else 0)
+    assert out["declared"] == (out["callers"] if link == "called" else
+                               out["callers"] - out["shared"] if link == "shared" else 0)
 
 
 @jit_only
-def test_a_cached_caller_of_a_callee_compiled_again_is_compiled_again(tmp_path, called_cache):
-    cache, first = _copy_of(called_cache, tmp_path)
+@pytest.mark.parametrize("link", ["called", "shared"])
+def test_a_cached_caller_of_a_callee_compiled_again_calls_the_new_compilation(tmp_path, cold,
+                                                                             link):
+    cache, first = _copy_of(cold(link), tmp_path)
     assert "search_numeric" in first["compiled"] and first["refreshed"]
-    warm = _fit(cache)
+    warm = _fit(cache, link)
     # a process that only loads kernels skips Numba's refresh of its registries (0.6 s)
     assert warm == {"digest": first["digest"], "compiled": [], "refreshed": False}
-    # the callee's cache entry goes: a new process compiles it again under another symbol,
-    # so every cached kernel that calls it is stale and is compiled again, not loaded
+    # the callee's cache entry goes: a new process compiles it again under another symbol
+    # (Numba counts compilations in a process), and the cached kernels that call it are
+    # loaded with their calls resolved to that compilation, not compiled again
     gone = [p for p in cache.rglob("exact.search_numeric-*")]
     assert gone
     for p in gone:
         p.unlink()
-    again = _fit(cache)
+    again = _fit(cache, link)
     assert again["digest"] == first["digest"]
     assert "search_numeric" in again["compiled"]
-    assert "search_node" in again["compiled"]  # its caller, stale
-    assert _fit(cache) == {"digest": first["digest"], "compiled": [],  # healed
-                           "refreshed": False}
+    from treelearn.engine import grow_exact  # noqa: F401  (its kernels registered here)
+
+    ours = {name for _, name in linking.KERNELS}
+    assert "search_node" in ours
+    assert not (set(again["compiled"]) - {"search_numeric"}) & ours  # Numba's own only
+    assert _fit(cache, link) == {"digest": first["digest"], "compiled": [],  # healed
+                                 "refreshed": False}
 
 
 @jit_only
-def test_a_cache_filled_with_called_kernels_serves_a_process_that_copies(tmp_path,
-                                                                         called_cache):
-    cache, first = _copy_of(called_cache, tmp_path)
+@pytest.mark.parametrize("link", ["called", "shared"])
+def test_a_cache_filled_calling_serves_a_process_that_copies(tmp_path, cold, link):
+    cache, first = _copy_of(cold(link), tmp_path)
     assert _fit(cache, "copies") == {"digest": first["digest"], "compiled": [],
                                      "refreshed": False}
+
+
+def test_a_call_to_a_kernel_not_compiled_here_is_a_stale_entry():
+    """A cached object's call resolves to this process's compilation of the same kernel and
+    argument types, or the object is stale (a cache miss: compiled again), never loaded
+    with a call to nothing."""
+    class Engine:
+        def is_symbol_defined(self, name):
+            return name == "here"
+
+    with pytest.raises(linking.StaleCallee):
+        linking._alias(Engine(), "elsewhere", None)
+    with pytest.raises(linking.StaleCallee):
+        linking._alias(Engine(), "elsewhere", "not loaded")
 
 
 def test_only_treelearns_caches_skip_numbas_refresh():

@@ -3,11 +3,11 @@
 treelearn's kernels are compiled by Numba the first time a fit or prediction needs them and
 stored in Numba's cache (``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``); later
 processes load them in a fraction of a second. The first fit on a fresh install, after an
-upgrade or in a new CI job therefore waits for the compiler: 12-18 s for an exact tree on
-this project's 2-core machine, about 20 s more for the histogram splitter and 30 s more for
-a first table with category columns (2026-12-02, :data:`TYPICAL_SECONDS`; the README
-gives today's figures, and :mod:`treelearn.engine.linking` an opt-in that cuts them by a
-quarter to a half at a price in warm speed). Two things make that wait visible and avoidable:
+upgrade or in a new CI job therefore waits for the compiler: about 9 s for an exact tree on
+this project's 2-core machine, about 15 s more for the histogram splitter and 11 s more for
+a first table with category columns (2026-12-04, :data:`TYPICAL_SECONDS`; the README
+gives today's figures, and :mod:`treelearn.engine.linking` how kernels reach their callees,
+which decides much of it). Two things make that wait visible and avoidable:
 
 - **The notice.** A listener on Numba's ``numba:compile`` event (sent only on a cache miss,
   never when a kernel is loaded from the cache) writes one line to standard error while
@@ -61,21 +61,22 @@ from ._interrupt import check, interruptible_function
 __all__ = ["cache_location", "compile_kernels", "compile_notice"]
 
 #: Measured compile seconds of a first fit's growers (empty cache, this project's 2-core
-#: machine, fresh process, 2026-12-02: inclusive time of the outermost ``numba:compile``
-#: event, a background process compiling beside it as a fit does), by the kernel that starts
-#: the compilation and the data it is compiled for: ``"numbers"``, or ``"table"`` (category
-#: columns: the level search is compiled into the same loop, which then takes about twice as
-#: long). A faster machine takes less; the runs moved by a quarter either way. The notice
-#: quotes them; other kernels compile in a few seconds.
+#: machine, fresh process, 2026-12-04, two runs: inclusive time of the outermost
+#: ``numba:compile`` event, a background process compiling beside it as a fit does), by the
+#: kernel that starts the compilation and the data it is compiled for: ``"numbers"``, or
+#: ``"table"`` (category columns: the level search is compiled into the same loop; measured
+#: after a numeric fit, whose kernels it then loads). A faster machine takes less; the runs
+#: moved by a quarter either way. The notice quotes them; other kernels compile in a few
+#: seconds.
 TYPICAL_SECONDS = {
-    ("grow_depth_first_Exact", "numbers"): 13,  # 11.7, 12.3, 13.3, 14.9, 18.1 s measured
-    ("grow_depth_first_Exact", "table"): 29,  # 28.2, 29.6 s, after a numeric fit
-    ("grow_best_first_Exact", "numbers"): 18,  # 18.1 s
-    ("grow_depth_first_Hist", "numbers"): 22,  # 23.3 s; 20.7 s after a numeric fit
-    ("grow_depth_first_Hist", "table"): 43,  # 43.3 s, after a numeric hist fit
-    ("grow_best_first_Hist", "numbers"): 26,  # 25.7 s
-    ("grow_depth_first_Sparse", "numbers"): 20,  # 19.9 s
-    ("grow_depth_first_Ranked", "numbers"): 15,  # forests drawing few features: 15.2, 15.7 s
+    ("grow_depth_first_Exact", "numbers"): 9,  # 8.6, 8.3 s (13 s copying callees, 12-02)
+    ("grow_depth_first_Exact", "table"): 11,  # 10.6, 10.8 s, after a numeric fit (29 s)
+    ("grow_best_first_Exact", "numbers"): 14,  # 14.0, 14.5 s (18 s)
+    ("grow_depth_first_Hist", "numbers"): 14,  # 13.5, 15.2 s (22 s)
+    ("grow_depth_first_Hist", "table"): 16,  # 15.5, 16.5 s, after a numeric hist fit (43 s)
+    ("grow_best_first_Hist", "numbers"): 16,  # 16.9, 15.3 s (26 s)
+    ("grow_depth_first_Sparse", "numbers"): 14,  # 13.8, 13.3 s (20 s)
+    ("grow_depth_first_Ranked", "numbers"): 9,  # forests drawing few features: 8.7, 9.6 s
 }
 
 
