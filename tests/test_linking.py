@@ -151,6 +151,25 @@ def test_a_cached_caller_of_a_callee_compiled_again_calls_the_new_compilation(tm
 
 
 @jit_only
+def test_a_kernel_compiled_over_a_resolved_call_is_loaded_by_the_next_process(tmp_path, cold):
+    """The scan compiled again (another symbol) and the node search gone from the cache: a
+    process loads the numeric search, whose call to the scan resolves to the new scan, and
+    compiles the node search over the search's module; the next process loads everything."""
+    cache, first = _copy_of(cold("shared"), tmp_path)
+    for name in ("exact.scan_two", "search.search_node"):
+        gone = [p for p in cache.rglob(f"{name}-*")]
+        assert gone
+        for p in gone:
+            p.unlink()
+    again = _fit(cache, "shared")
+    assert again["digest"] == first["digest"]
+    assert {"scan_two", "search_node"} <= set(again["compiled"])
+    assert "search_numeric" not in again["compiled"]  # loaded, its call resolved
+    assert _fit(cache, "shared") == {"digest": first["digest"], "compiled": [],
+                                     "refreshed": False}
+
+
+@jit_only
 @pytest.mark.parametrize("link", ["called", "shared"])
 def test_a_cache_filled_calling_serves_a_process_that_copies(tmp_path, cold, link):
     cache, first = _copy_of(cold(link), tmp_path)
@@ -170,6 +189,33 @@ def test_a_call_to_a_kernel_not_compiled_here_is_a_stale_entry():
         linking._alias(Engine(), "elsewhere", None)
     with pytest.raises(linking.StaleCallee):
         linking._alias(Engine(), "elsewhere", "not loaded")
+
+
+def test_a_resolved_call_names_its_kernel_for_the_callers_compiled_over_it(monkeypatch):
+    """A kernel compiled here over a loaded one (inlining it) may call the other process's
+    symbol too: that symbol then names the kernel and argument types in the cache entry of
+    the new kernel, so a later process can load it instead of finding it stale."""
+    import llvmlite.binding as ll
+
+    class Engine:
+        _defined_symbols = {"here"}
+
+        def is_symbol_defined(self, name):
+            return name in self._defined_symbols
+
+        def get_function_address(self, name):
+            return 4096
+
+    added = []
+    monkeypatch.setattr(ll, "add_symbol", lambda name, address: added.append((name, address)))
+    monkeypatch.setitem(linking._ENTRIES, "here", ("here", ("m", "k"), ("int64",)))
+    engine = Engine()
+    linking._alias(engine, "elsewhere", "here")
+    try:
+        assert added == [("elsewhere", 4096)] and engine.is_symbol_defined("elsewhere")
+        assert linking._ENTRIES["elsewhere"] == ("elsewhere", ("m", "k"), ("int64",))
+    finally:
+        linking._ENTRIES.pop("elsewhere", None)
 
 
 def test_only_treelearns_caches_skip_numbas_refresh():

@@ -337,6 +337,9 @@ def _alias(ee, symbol: str, current: str | None) -> None:
 
     ll.add_symbol(symbol, ee.get_function_address(current))
     ee._defined_symbols.add(symbol)
+    # a kernel compiled here that links this object's module calls ``symbol`` too: its own
+    # cached entry must name the kernel behind it, or every later process finds it stale
+    _ENTRIES[symbol] = (symbol, *_ENTRIES[current][1:])
 
 
 INSTALLED = _install()
