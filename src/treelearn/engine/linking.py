@@ -82,6 +82,8 @@ import importlib
 import os
 from typing import Any
 
+import llvmlite.binding as ll
+
 #: Every kernel made by the decorators of :mod:`treelearn.engine.config`, by
 #: ``(module, qualified name)``: where a cached caller finds the kernels it calls.
 KERNELS: dict[tuple[str, str], Any] = {}
@@ -122,8 +124,6 @@ def _declared(library) -> tuple:
     """The treelearn functions ``library``'s module calls in the engine: ``(symbol, kernel
     key, argument types)`` each (key and types None for a symbol of no registered kernel,
     which a later process cannot load: its cached caller is then compiled anew)."""
-    import llvmlite.binding as ll
-
     out = []
     for fn in library._final_module.functions:
         if fn.name.startswith(_PREFIX) and (
@@ -152,8 +152,6 @@ def _share(library) -> bool:
     ``available_externally`` definitions: LLVM may still inline them, but a call it keeps
     goes to the kernel's own compiled copy in the engine, so no caller compiles them again.
     Whether any was turned."""
-    import llvmlite.binding as ll
-
     shared = False
     for fn in library._final_module.functions:
         if (not fn.is_declaration and fn.linkage == ll.Linkage.linkonce_odr
@@ -177,7 +175,6 @@ def _install() -> bool:
         numba_unserialize = CPUCodeLibrary._unserialize.__func__
         numba_load = caching.Cache.load_overload
         numba_module_for_linking = CPUCodeLibrary._get_module_for_linking
-        import llvmlite.binding as ll
     except (ImportError, AttributeError):  # pragma: no cover - Numba's private API moved
         return False
     if getattr(dispatcher.Dispatcher.add_overload, "_treelearn", False):
@@ -193,7 +190,8 @@ def _install() -> bool:
             _CURRENT[entry[1:]] = entry[0]
 
     def finalize(self) -> None:
-        # Numba's CPUCodeLibrary.finalize, but for the chain kernels it links
+        # Numba's CPUCodeLibrary.finalize, but the kernels it links are shared (or, when
+        # called, chain kernels not linked at all)
         require_global_compiler_lock()
         self._codegen._check_llvm_bugs()
         self._raise_if_finalized()
@@ -333,8 +331,6 @@ def _alias(ee, symbol: str, current: str | None) -> None:
     process's counter. :class:`StaleCallee` when there is none."""
     if current is None or not ee.is_symbol_defined(current):
         raise StaleCallee(symbol)
-    import llvmlite.binding as ll
-
     ll.add_symbol(symbol, ee.get_function_address(current))
     ee._defined_symbols.add(symbol)
     # a kernel compiled here that links this object's module calls ``symbol`` too: its own
