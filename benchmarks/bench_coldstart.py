@@ -4,7 +4,8 @@
                                          [-o results.json]
 
 Every case runs in a new Python process with its own empty kernel cache (``NUMBA_CACHE_DIR``
-pointed at a new folder), which is what a user meets after installing, after an upgrade and in
+pointed at a new folder) and user cache folder (``XDG_CACHE_HOME``: no kept verdict of the
+linking self-test), which is what a user meets after installing, after an upgrade and in
 every CI job; "warm" cases reuse the cache a cold case filled. Cases (the first-run issue's
 table):
 
@@ -83,7 +84,10 @@ def _python(setup: str, timed: str | None, cache: str) -> float:
 
 
 def _process(cmd: list[str], cache: str, timed: bool = False) -> float:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "TREELEARN_COMPILE_NOTICE": "0"}
+    # a new user's folder for what treelearn keeps per environment (the verdict of its
+    # linking self-test, engine/linking.py): the first process of a case runs the self-test
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "TREELEARN_COMPILE_NOTICE": "0",
+           "XDG_CACHE_HOME": os.path.join(cache, "user-cache")}
     if _PACKAGE is not None:
         env["PYTHONPATH"] = os.pathsep.join([_PACKAGE, env.get("PYTHONPATH", "")])
     t = time.perf_counter()

@@ -18,7 +18,6 @@ from numba.core import event
 
 import treelearn as tl
 from treelearn import _compiling
-from treelearn.engine.config import driver
 
 
 class _Terminal(io.StringIO):
@@ -426,71 +425,6 @@ def test_warm_up_processes_report_in_order_and_fail_loudly():
 def test_compile_kernels_refuses_a_bad_process_count(bad):
     with pytest.raises(ValueError, match="processes must be a positive int"):
         tl.compile_kernels([tl.MajorityClassifier()], processes=bad)
-
-
-@numba.njit  # not cached: compiled afresh in each test run
-@driver
-def _a_driver(x):
-    return x + 1
-
-
-@numba.njit
-def _not_a_driver(x):
-    return x + 2
-
-
-@pytest.mark.jit_only
-@pytest.mark.parametrize("setting, expect", [(None, [1]), ("0", [0]), ("3", [0, None]),
-                                             ("fast", [0, None])])
-def test_a_driver_module_is_optimised_at_the_driver_level(monkeypatch, setting, expect):
-    """engine.config.driver: the marked kernel's module is optimised once, at
-    TREELEARN_DRIVER_OPT (default 1); 3 or a word leaves it to Numba (its cheap pass at 0,
-    then the full one at its own level); an unmarked kernel is always Numba's."""
-    from numba.core import codegen
-
-    levels = []
-    numba_managers = codegen.CPUCodegen._module_pass_manager
-
-    def spy(self, **kwargs):
-        levels.append(kwargs.get("opt"))
-        return numba_managers(self, **kwargs)
-
-    monkeypatch.setattr(codegen.CPUCodegen, "_module_pass_manager", spy)
-    if setting is None:
-        monkeypatch.delenv("TREELEARN_DRIVER_OPT", raising=False)
-    else:
-        monkeypatch.setenv("TREELEARN_DRIVER_OPT", setting)
-    # a type of its own for each case, so that each compiles afresh
-    mine, other = {None: (np.int8, np.int32), "0": (np.int16, np.uint32),
-                   "3": (np.float32, np.float64), "fast": (np.uint8, np.uint16)}[setting]
-    assert _a_driver(mine(3)) == 4
-    # (the first compilation of a process also optimises Numba's runtime library, before)
-    assert levels[-len(expect):] == expect and 1 not in levels[:-len(expect)]
-    levels.clear()
-    assert _not_a_driver(other(3)) == 5
-    assert levels[-2:] == [0, None] and 1 not in levels
-
-
-@pytest.mark.jit_only
-def test_the_drivers_are_found_by_their_compiled_names():
-    """The mangled-name prefix driver() derives is the one Numba gives the kernel (else the
-    low level would silently never apply)."""
-    from treelearn.engine.config import _DRIVERS
-    from treelearn.engine.grow_exact import Exact
-    from treelearn.engine.grow_hist import Hist
-
-    X = np.random.default_rng(0).normal(size=(300, 4))
-    for splitter in ("best", "hist"):
-        tl.DecisionTreeClassifier(splitter=splitter).fit(X, X[:, 0] > 0)
-    # the builder's loop, compiled for each layout (a copy of the function under the
-    # layout's name: engine.builder.layout)
-    for kernel in (Exact.grow_depth_first, Hist.grow_depth_first):
-        names = [cres.fndesc.mangled_name for cres in kernel.overloads.values()]
-        prefixes = _DRIVERS[kernel.__name__]
-        assert names and all(any(n.startswith(p) for p in prefixes) for n in names)
-    # ... but not the runner: at the drivers' level two trees grown side by side each took
-    # 1.7 times their time (measured in engine.builder's notes)
-    assert not {Exact.run_depth_first.__name__, Hist.run_depth_first.__name__} & set(_DRIVERS)
 
 
 def test_import_leaves_the_ensembles_readers_and_model_files_until_used():

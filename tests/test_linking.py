@@ -11,9 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
+import numpy as np
 import pytest
 
+import treelearn
 from treelearn.engine import linking
+from treelearn.engine.config import driver
 
 jit_only = pytest.mark.jit_only
 
@@ -41,12 +45,13 @@ print(json.dumps({"digest": [t.node_count, float(t.threshold.sum()), int(t.featu
 
 #: Appended to :data:`_FIT`: the compiled modules of the exact search and its callers.
 _MODULES = """
+import llvmlite.binding as ll
 from treelearn.engine import exact, linking
 def functions(cres):
     # the module a library gives its callers (compiled here or loaded from the cache):
     # "declared", "shared" (available_externally: inlinable, never compiled) or "copied"
     return {fn.name: "declared" if fn.is_declaration else
-            "shared" if str(fn.linkage) == "Linkage.available_externally" else "copied"
+            "shared" if fn.linkage == ll.Linkage.available_externally else "copied"
             for fn in cres.library._get_module_for_linking().functions}
 (search,) = exact.search_numeric.overloads.values()
 symbol = search.fndesc.mangled_name
@@ -97,7 +102,7 @@ def _copy_of(filled: tuple[Path, dict], tmp_path: Path) -> tuple[Path, dict]:
 def test_the_decorators_register_every_kernel_by_module_and_name():
     from treelearn.engine import exact, grow_exact
 
-    assert linking.INSTALLED
+    assert linking.active() and linking.STATE == "on" and linking.INSTALLED
     assert linking.MODE == "shared" and not linking.CALLED  # the default
     assert linking.KERNELS[("treelearn.engine.exact", "search_numeric")] is exact.search_numeric
     # a layout's copy of a builder loop is registered under its own name
@@ -226,3 +231,309 @@ def test_only_treelearns_caches_skip_numbas_refresh():
     assert linking._ours(Cache("treelearn.engine.exact")) and linking._ours(Cache("treelearn"))
     assert not linking._ours(Cache("treelearnish")) and not linking._ours(Cache("umap"))
     assert not linking._ours(object())
+
+
+@numba.njit  # not cached: compiled afresh in each test run
+@driver
+def _a_driver(x):
+    return x + 1
+
+
+@numba.njit
+def _not_a_driver(x):
+    return x + 2
+
+
+@pytest.mark.jit_only
+@pytest.mark.parametrize("setting, expect", [(None, [1]), ("0", [0]), ("3", "numba"),
+                                             ("fast", "numba")])
+def test_a_driver_module_is_optimised_at_the_driver_level(monkeypatch, setting, expect):
+    """engine.config.driver: the marked kernel's module is optimised once, at
+    TREELEARN_DRIVER_OPT (default 1); 3 or a word leaves it to Numba (its cheap pass at 0,
+    then the full one at its own level); an unmarked kernel is always Numba's."""
+    from numba.core import codegen
+
+    # Numba's own optimisation asks for its cheap pass at 0, then the full one at its own
+    # level; before its new pass manager (0.62) it used two made when it started
+    numbas_own = [0, None] if linking._numba_version() >= (0, 62) else []
+    expect = numbas_own if expect == "numba" else expect
+
+    levels = []
+    numba_managers = codegen.CPUCodegen._module_pass_manager
+
+    def spy(self, **kwargs):
+        levels.append(kwargs.get("opt"))
+        return numba_managers(self, **kwargs)
+
+    monkeypatch.setattr(codegen.CPUCodegen, "_module_pass_manager", spy)
+    if setting is None:
+        monkeypatch.delenv("TREELEARN_DRIVER_OPT", raising=False)
+    else:
+        monkeypatch.setenv("TREELEARN_DRIVER_OPT", setting)
+    # a type of its own for each case, so that each compiles afresh
+    mine, other = {None: (np.int8, np.int32), "0": (np.int16, np.uint32),
+                   "3": (np.float32, np.float64), "fast": (np.uint8, np.uint16)}[setting]
+    assert _a_driver(mine(3)) == 4
+    # (the first compilation of a process also optimises Numba's runtime library, before)
+    if expect:
+        assert levels[-len(expect):] == expect and 1 not in levels[:-len(expect)]
+    else:
+        assert 1 not in levels
+    levels.clear()
+    assert _not_a_driver(other(3)) == 5
+    assert levels[len(levels) - len(numbas_own):] == numbas_own and 1 not in levels
+
+
+@pytest.mark.jit_only
+def test_the_drivers_are_found_by_their_compiled_names():
+    """The mangled-name prefix driver() derives is the one Numba gives the kernel (else the
+    low level would silently never apply)."""
+    from treelearn.engine.grow_exact import Exact
+    from treelearn.engine.grow_hist import Hist
+    from treelearn.engine.linking import DRIVERS as _DRIVERS
+
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    for splitter in ("best", "hist"):
+        treelearn.DecisionTreeClassifier(splitter=splitter).fit(X, X[:, 0] > 0)
+    # the builder's loop, compiled for each layout (a copy of the function under the
+    # layout's name: engine.builder.layout)
+    for kernel in (Exact.grow_depth_first, Hist.grow_depth_first):
+        names = [cres.fndesc.mangled_name for cres in kernel.overloads.values()]
+        prefixes = _DRIVERS[kernel.__name__]
+        assert names and all(any(n.startswith(p) for p in prefixes) for n in names)
+    # ... but not the runner: at the drivers' level two trees grown side by side each took
+    # 1.7 times their time (measured in engine.builder's notes)
+    assert not {Exact.run_depth_first.__name__, Hist.run_depth_first.__name__} & set(_DRIVERS)
+
+
+# ---------------------------------------------------------------------------------------------
+# The gate: the window, the self-test, and Numba's own linking when either says no.
+
+def test_the_window_is_the_one_pyproject_accepts():
+    """pyproject.toml accepts exactly the Numba releases the wrappers are tested on."""
+    text = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    (low, high) = linking.WINDOW
+    assert f'"numba>={low[0]}.{low[1]},<{high[0]}.{high[1] + 1}"' in text
+    assert linking.WINDOW[0] <= linking._numba_version() <= linking.WINDOW[1]
+
+
+def _gate_env(tmp_path: Path, simulate: str = "") -> dict[str, str]:
+    """A fresh process's environment: empty kernel cache, no kept verdict, and (when
+    ``simulate`` is given) a ``sitecustomize`` that changes Numba before anything imports it,
+    as another Numba release would be."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "XDG_CACHE_HOME": str(tmp_path / "home"), "TREELEARN_COMPILE_BESIDE": "0",
+           "TREELEARN_COMPILE_NOTICE": "0"}
+    for name in ("TREELEARN_LINK", "TREELEARN_LINK_VERDICT", "TREELEARN_LINK_VERDICT_FILE"):
+        env.pop(name, None)
+    if simulate:
+        site = tmp_path / "site"
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text(simulate)
+        env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    return env
+
+
+#: Two fits in a fresh process, compared with scikit-learn's trees; the LinkingWarnings seen.
+_GATED_FITS = """
+import json, warnings
+import numpy as np
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import treelearn as tl
+    from sklearn.tree import DecisionTreeClassifier
+    from treelearn.engine import linking
+    rng = np.random.default_rng(0)
+    same = []
+    for n in (300, 500):
+        X = rng.normal(size=(n, 4)); y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0)
+        ours = tl.DecisionTreeClassifier(random_state=0).fit(X, y).tree_
+        theirs = DecisionTreeClassifier(random_state=0).fit(X, y).tree_
+        same.append(bool(ours.node_count == theirs.node_count
+                         and np.array_equal(ours.feature, theirs.feature)
+                         and np.array_equal(ours.threshold, theirs.threshold)))
+print(json.dumps({"same": same, "state": linking.STATE, "installed": linking.INSTALLED,
+                  "tested": "thread" in linking._selftest,
+                  "warnings": [str(w.message) for w in caught
+                               if w.category.__name__ == "LinkingWarning"]}))
+"""
+
+#: Numba as a later release might differ, each simulated in a ``sitecustomize``.
+_OTHER_NUMBAS = {
+    # a release outside the tested window
+    "outside the window": "import numba\nnumba.__version__ = '0.99.0'\n",
+    # a private helper the wrappers use, renamed (Numba's own method uses the new name)
+    "a private name renamed": """
+from numba.core import caching
+caching.Cache._load_entry = caching.Cache._load_overload
+del caching.Cache._load_overload
+def load_overload(self, sig, target_context):
+    target_context.refresh()
+    with self._guard_against_spurious_io_errors():
+        return self._load_entry(sig, target_context)
+caching.Cache.load_overload = load_overload
+""",
+    # a cached library with one more member: every name is there, the self-test fails
+    "another cache format": """
+from numba.core.codegen import CPUCodeLibrary
+serialize = CPUCodeLibrary.serialize_using_object_code
+unserialize = CPUCodeLibrary._unserialize.__func__
+def serialize_more(self):
+    name, kind, data = serialize(self)
+    return name, kind, ((*data, "next") if kind == "object" else data)
+def unserialize_more(cls, codegen, state):
+    name, kind, data = state
+    if kind == "object":
+        if data[-1] != "next":
+            raise ValueError("not this Numba's cache format")
+        data = data[:-1]
+    return unserialize(cls, codegen, (name, kind, data))
+CPUCodeLibrary.serialize_using_object_code = serialize_more
+CPUCodeLibrary._unserialize = classmethod(unserialize_more)
+""",
+}
+
+
+@jit_only
+@pytest.mark.parametrize("other", list(_OTHER_NUMBAS))
+def test_another_numba_gets_numbas_own_linking_the_same_trees_and_one_warning(tmp_path, other):
+    env = _gate_env(tmp_path, _OTHER_NUMBAS[other])
+    runs = []
+    for _ in range(2):  # cold, then warm on the cache the first filled
+        out = subprocess.run([sys.executable, "-c", _GATED_FITS], env=env, capture_output=True,
+                             text=True, timeout=900)
+        assert out.returncode == 0, out.stderr[-3000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for run in runs:
+        assert run["same"] == [True, True]
+        assert run["state"] != "on" and not run["installed"]
+        assert len(run["warnings"]) == 1  # once per process, with what it costs
+        assert "first fits" in run["warnings"][0] and "warm fits are not affected" in (
+            run["warnings"][0])
+    if other == "another cache format":  # the self-test ran once; its verdict was kept
+        assert "self-test" in runs[0]["warnings"][0] and "load process" in runs[0]["state"]
+        assert runs[0]["tested"] and not runs[1]["tested"]
+    elif other == "outside the window":
+        assert "0.99.0 is outside" in runs[0]["state"]
+    else:
+        assert "lacks a private name" in runs[0]["state"]
+
+
+_VERDICT = """
+import json, treelearn
+from treelearn.engine import linking
+before = linking.verdict_env()
+print(json.dumps({"before": before, "active": linking.active(), "after": linking.verdict_env(),
+                  "tested": "thread" in linking._selftest}))
+"""
+
+
+@jit_only
+def test_the_self_test_runs_once_per_environment_and_children_take_its_verdict(tmp_path):
+    env = _gate_env(tmp_path)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _VERDICT], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["tested"] and first["active"]
+    # a child started while it runs waits for the verdict this process keeps
+    assert first["before"]["TREELEARN_LINK_VERDICT"] == "pending"
+    kept = Path(first["before"]["TREELEARN_LINK_VERDICT_FILE"])
+    assert kept.is_relative_to(tmp_path / "home")
+    assert json.loads(kept.read_text())["verdict"] == "on"
+    assert first["after"] == {"TREELEARN_LINK_VERDICT": "on"}
+    assert not second["tested"] and second["active"] and second["before"] == first["after"]
+
+
+def test_a_child_waits_for_the_verdict_its_parent_keeps(tmp_path, monkeypatch):
+    import threading
+
+    path = tmp_path / "verdict.json"
+    monkeypatch.setattr(linking, "_selftest", {"wait_for": str(path)})
+    writer = threading.Timer(0.3, lambda: path.write_text('{"verdict": "off: x", "keep": false}'))
+    writer.start()
+    assert linking._wait_for_selftest() == "off: x"  # a verdict not kept still ends the wait
+    writer.join()
+
+
+@pytest.mark.parametrize("other", ["", "another cache format"])
+def test_the_self_test_passes_on_this_numba_and_fails_on_another(tmp_path, monkeypatch, other):
+    """The self-test's two processes (compiled whatever this process does: they test the
+    JIT), and its verdict kept where later processes read it."""
+    env = _gate_env(tmp_path, _OTHER_NUMBAS.get(other, ""))
+    for name in ("PYTHONPATH", "XDG_CACHE_HOME"):
+        if name in env:
+            monkeypatch.setenv(name, env[name])
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "0")
+    kept = tmp_path / "kept.json"
+    monkeypatch.setattr(linking, "_selftest", {"path": str(kept)})
+    linking._run_selftest()
+    verdict = linking._selftest["verdict"]
+    if other:
+        assert "load process failed" in verdict and "not this Numba's cache format" in verdict
+    else:
+        assert verdict == "on"
+    assert linking._read_marker(str(kept), final=False) == verdict
+    monkeypatch.setattr(linking, "_selftest", {})
+    assert linking._wait_for_selftest() == "the self-test did not run"
+
+
+def test_a_kept_verdict_is_read_and_a_timed_out_one_only_by_waiting_children(tmp_path):
+    path = tmp_path / "v.json"
+    assert linking._read_marker(str(path), final=True) is None  # none yet
+    path.write_text('{"verdict": "on", "keep": true}')
+    assert linking._read_marker(str(path), final=False) == "on"
+    path.write_text('{"verdict": "it took more than 300 s", "keep": false}')
+    assert linking._read_marker(str(path), final=False) is None  # a new process tests again
+    assert linking._read_marker(str(path), final=True) == "it took more than 300 s"
+    path.write_text("not json")
+    assert linking._read_marker(str(path), final=True) is None
+
+
+def test_the_verdict_is_kept_per_environment_in_the_users_cache_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = Path(linking._marker())
+    assert path.parent == tmp_path / "treelearn" and path.suffix == ".json"
+    monkeypatch.setattr(linking, "MODE", "called")  # another mode, another verdict
+    assert Path(linking._marker()) != path
+
+
+@pytest.mark.parametrize("inherited, expect", [("on", "on"), ("off", "off in the parent process")])
+def test_a_child_takes_its_parents_verdict(monkeypatch, inherited, expect):
+    monkeypatch.setattr(linking, "_selftest", {})
+    monkeypatch.setenv("TREELEARN_LINK_VERDICT", inherited)
+    linking._start_selftest()
+    assert linking._selftest == {"verdict": expect}
+
+
+def test_a_child_of_a_process_still_testing_waits_for_its_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(linking, "_selftest", {})
+    monkeypatch.setenv("TREELEARN_LINK_VERDICT", "pending")
+    monkeypatch.setenv("TREELEARN_LINK_VERDICT_FILE", str(tmp_path / "v.json"))
+    linking._start_selftest()
+    assert linking._selftest == {"wait_for": str(tmp_path / "v.json")}
+
+
+def test_what_a_child_is_told(monkeypatch, tmp_path):
+    monkeypatch.setattr(linking, "STATE", None)
+    monkeypatch.setattr(linking, "_selftest", {"path": str(tmp_path / "v.json")})
+    assert linking.verdict_env() == {"TREELEARN_LINK_VERDICT": "pending",
+                                     "TREELEARN_LINK_VERDICT_FILE": str(tmp_path / "v.json")}
+    monkeypatch.setattr(linking, "_selftest", {"path": None})
+    assert linking.verdict_env() == {}  # nowhere to wait: the child tests for itself
+    monkeypatch.setattr(linking, "_selftest", {"verdict": "its load process failed"})
+    assert linking.verdict_env() == {"TREELEARN_LINK_VERDICT": "off"}
+    monkeypatch.setattr(linking, "STATE", "on")
+    assert linking.verdict_env() == {"TREELEARN_LINK_VERDICT": "on"}
+
+
+def test_a_process_forked_during_the_self_test_waits_for_its_parents_verdict(monkeypatch):
+    monkeypatch.setattr(linking, "_selftest", {"thread": object(), "path": "/kept.json"})
+    linking._after_fork_in_child()
+    assert linking._selftest == {"path": "/kept.json", "wait_for": "/kept.json"}
+    monkeypatch.setattr(linking, "_selftest", {"thread": object(), "verdict": "on"})
+    linking._after_fork_in_child()  # decided before the fork: nothing to wait for
+    assert linking._selftest == {"thread": linking._selftest["thread"], "verdict": "on"}

@@ -461,31 +461,28 @@ def compile_kernels(estimators: Iterable[Any] | None = None, *, verbose: bool = 
     return [line for i in range(len(models)) for line in results[i]]
 
 
-def _grower_cache() -> Any:
-    """Numba's cache object of the exact grower (the builder's depth-first loop for the
-    presorted lists), which stands for all of treelearn's kernels (None without the
-    compiler: ``NUMBA_DISABLE_JIT``)."""
+def _grower() -> Any:
+    """The exact grower (the builder's depth-first loop for the presorted lists), whose
+    cache stands for all of treelearn's kernels."""
     from .engine.grow_exact import Exact
 
-    return getattr(Exact.grow_depth_first, "_cache", None)
+    return Exact.grow_depth_first
 
 
 def _caching() -> bool:
     """Whether a kernel compiled in another process reaches this one: Numba compiles and
     caches (``cache=True``) here."""
-    from numba.core.caching import NullCache
+    from .engine import linking
 
-    cache = _grower_cache()
-    return cache is not None and not isinstance(cache, NullCache)
+    return linking.keeps_cache(_grower())
 
 
 def _first_run() -> bool:
     """Whether Numba's cache holds no exact grower for treelearn's current sources (a fresh
     install, an upgrade, a new cache folder). An unreadable index counts as a first run."""
-    try:
-        return not _grower_cache()._cache_file._load_index()
-    except Exception:  # Numba's private index API moved: assume nothing is cached
-        return True
+    from .engine import linking
+
+    return not linking.cached_keys(_grower())
 
 
 def _beside_allowed() -> bool:
@@ -504,8 +501,11 @@ _running: set[Any] = set()
 def _child_env() -> dict[str, str]:
     """The environment of a process started to compile beside others (a background process,
     the warm-up's processes): it starts no background process of its own, the cores are in
-    use."""
-    return {**os.environ, "TREELEARN_COMPILE_BESIDE": "0"}
+    use, and it takes this process's verdict on treelearn's linking of kernels
+    (:func:`treelearn.engine.linking.verdict_env`) instead of testing it again."""
+    from .engine import linking
+
+    return {**os.environ, "TREELEARN_COMPILE_BESIDE": "0", **linking.verdict_env()}
 
 
 def _stop(proc: Any) -> None:
@@ -585,14 +585,9 @@ def signature(kernel: Any, values: dict[str, Any], scalars: dict[str, Any] | Non
 def _compiled(kernel: Any, sig: tuple) -> bool:
     """Whether ``kernel`` holds ``sig`` compiled, in memory or in Numba's cache (an index
     that cannot be read counts as compiled: nothing is started for it)."""
-    if sig in kernel.overloads:
-        return True
-    try:
-        cache = kernel._cache
-        return cache._index_key(sig, kernel.targetctx.codegen()) in (
-            cache._cache_file._load_index())
-    except Exception:  # Numba's private cache API moved: start nothing
-        return True
+    from .engine import linking
+
+    return sig in kernel.overloads or linking.is_cached(kernel, sig)
 
 
 @contextmanager
@@ -695,5 +690,7 @@ def cache_location() -> str:
     """The folder where Numba keeps the compiled exact grower (``NUMBA_CACHE_DIR`` when set;
     else ``__pycache__`` beside treelearn's sources, or the user's cache folder when those
     are read-only): the one to keep in a Docker layer or a CI cache."""
-    path = getattr(_grower_cache(), "_cache_path", None)
+    from .engine import linking
+
+    path = linking.cache_folder(_grower())
     return str(path) if path else "(no cache: NUMBA_DISABLE_JIT or caching is off)"

@@ -19,7 +19,7 @@ import os
 import numba
 import numpy as np
 
-from .linking import register
+from .linking import DRIVERS, register
 
 
 def _kernel(**options):
@@ -138,7 +138,7 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # -O3, the code of every kernel below them (grow_depth_first alone: 3.6 s). Those levels
 # only orchestrate: they run once per node or per chunk and call the kernels that do the
 # work, already optimised in their own modules. ``driver`` marks them, and
-# :func:`_drivers_at_low_opt` has Numba optimise their modules at -O1
+# :func:`.linking.driver_level` has Numba optimise their modules at -O1
 # (``TREELEARN_DRIVER_OPT``; 3 is Numba's own): exact fit 15.7 s of compilation (-O0:
 # 15.0-16.1 s), first hist fit 53.5 -> 44.9 s at -O0 (this machine's spread between runs
 # is 10-25%). -O0 cost warm fits 10-25% where the per-feature step is small (histogram
@@ -160,63 +160,16 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # 0.94, forest 0.69, table 0.45, hist 0.81, demo 0.75 (:mod:`.linking` has the table).
 
 
-#: ``{library name: mangled-name prefixes}`` of the kernels marked by :func:`driver`.
-_DRIVERS: dict[str, set[str]] = {}
-
-
 def driver(function):
     """Mark a kernel (beneath its ``@njit``/``@noref``) as a driver: a node loop or a
     per-node step whose time is in the kernels it calls, compiled at a low LLVM
-    optimisation level (see the notes above). It must hold no loop over a node's rows."""
+    optimisation level (see the notes above; :func:`treelearn.engine.linking.driver_level`,
+    applied by the wrapper of Numba's module optimisation in :mod:`.linking`). It must hold
+    no loop over a node's rows."""
     prefix = "_ZN" + "".join(f"{len(part)}{part}" for part in
                              f"{function.__module__}.{function.__qualname__}".split("."))
-    _DRIVERS.setdefault(function.__qualname__, set()).add(prefix)
+    DRIVERS.setdefault(function.__qualname__, set()).add(prefix)
     return function
-
-
-def _driver_level(default: int = 1) -> int | None:
-    """The LLVM optimisation level of the drivers: ``TREELEARN_DRIVER_OPT`` (0 to 3, default
-    1), never above Numba's own (``NUMBA_OPT``); None: leave them to Numba."""
-    try:
-        level = int(os.environ.get("TREELEARN_DRIVER_OPT", default))
-        return min(level, int(numba.config.OPT)) if 0 <= level < 3 else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _drivers_at_low_opt() -> None:
-    """Have Numba optimise the final LLVM modules of the :func:`driver` kernels at
-    :func:`_driver_level` (Numba offers no per-function optimisation level; this wraps its
-    code library's module optimisation, and leaves Numba's untouched where its private
-    API has moved or for any other library)."""
-    try:
-        from numba.core.codegen import CPUCodeLibrary
-
-        numba_optimize = CPUCodeLibrary._optimize_final_module
-    except (ImportError, AttributeError):  # pragma: no cover - Numba's private API moved
-        return
-    if getattr(numba_optimize, "_treelearn", False):
-        return
-
-    def optimize(self) -> None:
-        prefixes = _DRIVERS.get(self.name)
-        level = _driver_level() if prefixes else None
-        if level is not None:
-            try:
-                if any(fn.name.startswith(prefix) for fn in self._final_module.functions
-                       for prefix in prefixes):
-                    mpm, mpb = self._codegen._module_pass_manager(opt=level)
-                    mpm.run(self._final_module, mpb)
-                    return
-            except Exception:  # pragma: no cover - Numba's private API moved
-                pass
-        numba_optimize(self)
-
-    optimize._treelearn = True
-    CPUCodeLibrary._optimize_final_module = optimize
-
-
-_drivers_at_low_opt()
 
 
 if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
