@@ -17,6 +17,12 @@ compile once per machine) :func:`compile_kernels` and :func:`compile_notice`.
 from importlib import import_module
 from typing import Any
 
+# isort: split
+# First of the engine: its import starts the self-test of the kernel linking (two small
+# processes, engine/linking.py), which then runs while scikit-learn and the rest import.
+from .engine import linking as _linking  # noqa: F401
+
+# isort: split
 from ._compiling import compile_kernels, compile_notice
 from ._estimators import (
     C45Classifier,

@@ -578,9 +578,15 @@ def _install() -> bool:
     def serialize(self):
         name, kind, data = numba_serialize(self)
         ours = getattr(self, "_treelearn_entry", None) is not None
-        if not (ours or getattr(self, "_treelearn_links", False)) or not active():
+        if not (ours or getattr(self, "_treelearn_links", False)):
             return name, kind, data
         calls = _declared(self)
+        if STATE is None and not calls:
+            # a kernel that calls none of treelearn's, stored before the self-test's verdict:
+            # in Numba's own form, which both ways of loading read (no wait for the verdict)
+            return name, kind, data
+        if not active():
+            return name, kind, data
         if ours and kind == "object":
             return name, kind, data + (calls, _defined(self._get_module_for_linking()))
         return name, kind, (data + (calls,)) if calls else data
@@ -610,7 +616,11 @@ def _install() -> bool:
         return numba_module_for_linking(self)
 
     def load_overload(self, sig, target_context):
-        if not _ours(self) or not active():
+        if not _ours(self):
+            return numba_load(self, sig, target_context)
+        if STATE is None and not _in_index(self, sig, target_context):
+            return None  # nothing cached: compiled, without waiting for the verdict yet
+        if not active():
             return numba_load(self, sig, target_context)
         try:
             # Numba's load_overload, without its refresh of the target context: a loaded
@@ -680,6 +690,16 @@ def cache_folder(kernel) -> str | None:
 
 #: How many modules :func:`_optimize_at` has optimised in this process (the self-test's check).
 OPTIMIZED_AT_LOW_LEVEL = 0
+
+
+def _in_index(cache, sig, target_context) -> bool:
+    """Whether Numba's cache index lists ``sig`` (True when the index cannot be read: the
+    caller then loads as usual)."""
+    try:
+        return cache._index_key(sig, target_context.codegen()) in (
+            cache._cache_file._load_index())
+    except Exception:  # Numba's private index API moved
+        return True
 
 
 def _optimize_at(library, level: int) -> None:
