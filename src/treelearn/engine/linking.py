@@ -83,12 +83,16 @@ fit on 0.59-0.62). The wrappers are guarded three ways (the Numba-versions issue
 - **A self-test on first use.** At import a thread runs two small processes
   (:mod:`treelearn.engine.linkcheck`): one compiles a leaf, a chain kernel and a driver into
   an empty cache, the other loads them back; both must compute the right value, the second
-  without compiling. The first of treelearn's kernels to be compiled or loaded waits for the
-  verdict (:func:`active`; the test takes about 1.5 s on the other core while the rest of
-  treelearn imports and the fit's first kernels are typed). The verdict is kept per
+  without compiling. A process waits for the verdict (:func:`active`) only when it first
+  loads one of treelearn's kernels from the cache or compiles one that calls another: a
+  cache miss needs no verdict, and a kernel that calls none of treelearn's is stored in
+  Numba's own form, which both ways of loading read. Measured (2026-12-05, Numba 0.68, empty
+  cache and no kept verdict): the self-test takes 1.2 s on the other core, starts at the top
+  of ``import treelearn`` (1.4 s), and a first fit met its verdict without waiting (it had
+  waited 1.2-1.3 s before these two rules and the early start). The verdict is kept per
   environment (Numba, llvmlite, Python, mode and these sources) in the user's cache folder,
   so later processes only read it, and background compilers inherit it
-  (:func:`verdict_env`).
+  (:func:`verdict_env`; a process forked meanwhile waits for the kept file).
 - **A fallback.** Outside the window, without a name, or when the self-test fails, the
   wrappers are removed before any kernel uses them and Numba links its own way: one
   :class:`LinkingWarning` per process says so and what it costs (first fits compile longer;
