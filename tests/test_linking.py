@@ -537,3 +537,38 @@ def test_a_process_forked_during_the_self_test_waits_for_its_parents_verdict(mon
     monkeypatch.setattr(linking, "_selftest", {"thread": object(), "verdict": "on"})
     linking._after_fork_in_child()  # decided before the fork: nothing to wait for
     assert linking._selftest == {"thread": linking._selftest["thread"], "verdict": "on"}
+
+
+_INSTALL = """
+import json
+from numba.core import caching, dispatcher
+from numba.core.codegen import CPUCodeLibrary
+from treelearn.engine import linking
+names = [(dispatcher.Dispatcher, "add_overload"), (CPUCodeLibrary, "finalize"),
+         (CPUCodeLibrary, "_optimize_final_module"), (CPUCodeLibrary, "_unserialize"),
+         (CPUCodeLibrary, "serialize_using_object_code"), (caching.Cache, "load_overload"),
+         (CPUCodeLibrary, "_get_module_for_linking")]
+def numbas():
+    return [getattr(owner, name) for owner, name in names]
+own = numbas()
+before = linking.STATE
+installed = linking._install()
+wrapped = [a is not b for a, b in zip(numbas(), own)]
+linking._uninstall()
+print(json.dumps({"before": before, "installed": installed, "wrapped": wrapped,
+                  "restored": numbas() == own, "flag": linking.INSTALLED,
+                  "inherited": "add_overload" not in dispatcher.Dispatcher.__dict__}))
+"""
+
+
+def test_the_wrappers_go_on_and_come_off_leaving_numbas_own_methods():
+    """Installing wraps each of Numba's methods named in the module notes; removing them (the
+    fallback) gives Numba back exactly its own, inherited ones included."""
+    env = {**os.environ, "TREELEARN_LINK": "numba", "NUMBA_DISABLE_JIT": "0"}
+    out = subprocess.run([sys.executable, "-c", _INSTALL], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "TREELEARN_LINK=numba" in got["before"]  # nothing wrapped at import in that mode
+    assert got["installed"] and all(got["wrapped"])
+    assert got["restored"] and not got["flag"] and got["inherited"]
