@@ -572,3 +572,12 @@ def test_the_wrappers_go_on_and_come_off_leaving_numbas_own_methods():
     assert "TREELEARN_LINK=numba" in got["before"]  # nothing wrapped at import in that mode
     assert got["installed"] and all(got["wrapped"])
     assert got["restored"] and not got["flag"] and got["inherited"]
+
+
+def test_ci_runs_the_windows_two_ends():
+    """.ci/numba-ends installs the oldest and the newest release of the window."""
+    import re
+
+    script = (Path(__file__).parents[1] / ".ci" / "numba-ends").read_text()
+    ends = re.search(r"^ENDS=\(([^)]*)\)", script, re.M).group(1).split()
+    assert [tuple(int(p) for p in end.split(".")[:2]) for end in ends] == list(linking.WINDOW)
