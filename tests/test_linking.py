@@ -581,3 +581,19 @@ def test_ci_runs_the_windows_two_ends():
     script = (Path(__file__).parents[1] / ".ci" / "numba-ends").read_text()
     ends = re.search(r"^ENDS=\(([^)]*)\)", script, re.M).group(1).split()
     assert [tuple(int(p) for p in end.split(".")[:2]) for end in ends] == list(linking.WINDOW)
+
+
+def test_ci_runs_the_oldest_end_on_the_lower_bound_of_every_dependency():
+    import re
+
+    root = Path(__file__).parents[1]
+    script = (root / ".ci" / "numba-ends").read_text()
+    pins = dict(re.findall(r'"([a-z-]+)==([0-9.]+)"', re.search(r"^OLDEST=\(([^)]*)\)",
+                                                               script, re.M).group(1)))
+    text = (root / "pyproject.toml").read_text()
+    deps = text[text.index("dependencies = ["):text.index("[project.optional-dependencies]")]
+    lower = dict(re.findall(r'"([a-z-]+)>=([0-9.]+)', deps))
+    lower.pop("numba"), lower.pop("llvmlite")  # the window's own end, pinned by .ci/numba-ends
+    assert set(pins) == set(lower)
+    for name, version in pins.items():  # the bound's release, at its newest patch
+        assert version.split(".")[:len(lower[name].split("."))] == lower[name].split("."), name

@@ -350,7 +350,7 @@ def _start_selftest() -> None:
     thread.start()
 
 
-#: Seconds the self-test may take before it counts as failed (it takes about 1.5 s).
+#: Seconds the self-test may take before it counts as failed (it takes about 1.2 s).
 SELFTEST_TIMEOUT = 300.0
 
 
