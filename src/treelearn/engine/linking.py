@@ -678,12 +678,7 @@ def cached_keys(kernel) -> set:
 def is_cached(kernel, sig: tuple) -> bool:
     """Whether ``kernel`` is in Numba's cache for ``sig`` (an index that cannot be read
     counts as cached: the caller starts no compilation for it)."""
-    try:
-        cache = kernel._cache
-        return cache._index_key(sig, kernel.targetctx.codegen()) in (
-            cache._cache_file._load_index())
-    except Exception:  # Numba's private cache API moved
-        return True
+    return _in_index(getattr(kernel, "_cache", None), sig, getattr(kernel, "targetctx", None))
 
 
 def cache_folder(kernel) -> str | None:
