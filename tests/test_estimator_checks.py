@@ -11,6 +11,8 @@ from treelearn import (
     DecisionTreeRegressor,
     ID3Classifier,
     M5Regressor,
+    ObliqueTreeClassifier,
+    ObliqueTreeRegressor,
 )
 
 
@@ -47,7 +49,9 @@ def _expected_failures(estimator):
                           DecisionTreeClassifier(prune="mdl", random_state=0),
                           M5Regressor(random_state=0),
                           DecisionTreeRegressor(linear_leaves=True, linear_features="path",
-                                                random_state=0)],
+                                                random_state=0),
+                          ObliqueTreeClassifier(random_state=0),
+                          ObliqueTreeRegressor(random_state=0)],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)

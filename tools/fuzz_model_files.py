@@ -96,6 +96,9 @@ def seed_models() -> list[tuple[str, bytes, object]]:
         ("extra-regressor", tl.ExtraTreesRegressor(n_estimators=2, max_depth=3,
                                                    random_state=0), X, yr),
         ("oner-table", tl.OneRClassifier(), df, ydf),
+        ("oblique-classifier", tl.ObliqueTreeClassifier(max_depth=4, random_state=0), X, y3),
+        ("oblique-regressor-cv", tl.ObliqueTreeRegressor(max_depth=4, prune="cv", prune_cv=3,
+                                                         random_state=0), X, yr),
     ]
     out = []
     with tempfile.TemporaryDirectory() as tmp:

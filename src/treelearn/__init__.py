@@ -52,6 +52,7 @@ _LAZY = {
     "from_sklearn": ".interop", "to_sklearn": ".interop",
     "load": ".io", "save": ".io",
     "OptimalTreeClassifier": ".optimal",
+    "ObliqueTreeClassifier": ".oblique", "ObliqueTreeRegressor": ".oblique",
 }
 _SUBMODULES = ("datasets", "ensemble", "io")
 
@@ -86,6 +87,8 @@ __all__ = [
     "ID3Classifier",
     "M5Regressor",
     "MajorityClassifier",
+    "ObliqueTreeClassifier",
+    "ObliqueTreeRegressor",
     "OneRClassifier",
     "OptimalTreeClassifier",
     "Pruner",

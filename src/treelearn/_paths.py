@@ -89,6 +89,9 @@ class Condition:
 
 def branch_condition(tree: Tree, node: int, branch: int) -> Condition:
     """The test a case passes to take branch ``branch`` of internal node ``node``."""
+    if tree.obl_ptr is not None and tree.obl_ptr[node + 1] > tree.obl_ptr[node]:
+        raise ValueError(f"node {node} splits on a weighted sum of features (an oblique "
+                         "split), which rules and conditions do not read yet.")
     mb = tree.missing_branch[node]
     missing = bool(mb == branch or mb == MISSING_FRACTIONAL)
     seen = bool(tree.missing_seen[node])

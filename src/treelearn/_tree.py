@@ -39,6 +39,21 @@ without them predicts its leaves' ``value``:
     ``lin_fill[t]``. A numeric term has an empty range. Optional with the linear arrays
     (default: every term numeric).
 
+Oblique splits (:mod:`treelearn.oblique`) add three optional arrays; a tree without them
+splits on one feature at every node:
+
+``obl_ptr``, ``obl_feature``, ``obl_weight``
+    The terms of node ``i``'s split are ``t in range(obl_ptr[i], obl_ptr[i + 1])``: the node
+    sends a row to branch 0 when ``sum_t obl_weight[t] * x[obl_feature[t]] <= threshold[i]``,
+    summed left to right in float64 from the float32 ``x`` (the order the exporters write),
+    and to branch 1 otherwise. A row whose sum is NaN (a missing value in a term, or
+    infinities of opposite signs) takes ``missing_branch[i]``. A node with no terms splits
+    on ``feature[i]`` as usual. At an oblique node ``feature[i]`` is the feature of the
+    term of largest ``|weight|`` (the first of them on ties), so that readers asking for one
+    feature per node get one. The terms of a node name distinct features, in increasing
+    order, with finite nonzero weights. An oblique tree is binary and numeric: no
+    categorical node, no fractional missing-value routing.
+
 Invariants (checked by :meth:`Tree.check`, relied on by pruning, export and persistence):
 
 * ``node_count >= 1``; node 0 is the root; every array has ``node_count`` rows.
@@ -112,6 +127,38 @@ def apply_dense_parallel(X, left, right, feature, threshold, out):
     for b in prange(n_blocks):
         for i in range(b * 4096, min(n, (b + 1) * 4096)):
             out[i] = _leaf_of_row(X, i, left, right, feature, threshold)
+
+
+@tiny
+def _oblique_leaf(X, i, left, right, feature, threshold, obl_ptr, obl_feature, obl_weight,
+                  missing_branch):
+    """Leaf reached by row ``i`` of a dense ``X`` in a tree with oblique splits."""
+    node = 0
+    while left[node] != TREE_LEAF:
+        a = obl_ptr[node]
+        b = obl_ptr[node + 1]
+        if a == b:
+            x = np.float64(X[i, feature[node]])
+        else:
+            x = 0.0
+            for t in range(a, b):
+                x += obl_weight[t] * np.float64(X[i, obl_feature[t]])
+        if math.isnan(x):
+            node = left[node] if missing_branch[node] == 0 else right[node]
+        elif x <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+@njit
+def apply_oblique(X, left, right, feature, threshold, obl_ptr, obl_feature, obl_weight,
+                  missing_branch, out):
+    """Leaf index of every row of a dense float32 ``X`` in a tree with oblique splits."""
+    for i in range(X.shape[0]):
+        out[i] = _oblique_leaf(X, i, left, right, feature, threshold, obl_ptr, obl_feature,
+                               obl_weight, missing_branch)
 
 
 @njit
@@ -343,6 +390,8 @@ _EXTRA_ARRAYS = ("branch_ptr", "branch_child", "cat_ptr", "cat_branch", "missing
 #: The arrays of linear leaves (all present or all None).
 LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept",
                  "lin_set_ptr", "lin_set_code", "lin_set_one")
+#: The arrays of oblique splits (all present or all None).
+OBLIQUE_ARRAYS = ("obl_ptr", "obl_feature", "obl_weight")
 
 
 def _optional(a, dtype):
@@ -383,6 +432,8 @@ class Tree:
         Linear models at the leaves (see module docstring), all five or none.
     lin_set_ptr, lin_set_code, lin_set_one : ndarray, optional
         The level sets of categorical terms (default: none, every term numeric).
+    obl_ptr, obl_feature, obl_weight : ndarray, optional
+        The weighted sums of oblique splits (see module docstring), all three or none.
     """
 
     n_outputs = 1
@@ -392,7 +443,8 @@ class Tree:
                  branch_child=None, cat_ptr=None, cat_branch=None, missing_branch=None,
                  missing_seen=None, lin_ptr=None, lin_feature=None, lin_coef=None,
                  lin_fill=None, lin_intercept=None, lin_set_ptr=None, lin_set_code=None,
-                 lin_set_one=None, _trusted=False):
+                 lin_set_one=None, obl_ptr=None, obl_feature=None, obl_weight=None,
+                 _trusted=False):
         self.n_features = int(n_features)
         self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(1)
         self.children_left = np.ascontiguousarray(children_left, dtype=np.intp)
@@ -455,6 +507,13 @@ class Tree:
         self.lin_set_ptr = _optional(lin_set_ptr, np.intp)
         self.lin_set_code = _optional(lin_set_code, np.intp)
         self.lin_set_one = _optional(lin_set_one, np.bool_)
+        obl = (obl_ptr, obl_feature, obl_weight)
+        if any(a is not None for a in obl) and any(a is None for a in obl):
+            raise ValueError("the oblique-split arrays (obl_ptr, obl_feature, obl_weight) must "
+                             "be given together")
+        self.obl_ptr = _optional(obl_ptr, np.intp)
+        self.obl_feature = _optional(obl_feature, np.intp)
+        self.obl_weight = _optional(obl_weight, np.float64)
         # Validated before any kernel reads the arrays: a kernel following a bad child index
         # would read out of bounds, so no Tree exists that breaks the invariants. Trees
         # assembled by treelearn's own growers (``_trusted``) hold them by construction and
@@ -517,6 +576,29 @@ class Tree:
         return self.lin_set_code[a:b], self.lin_set_one[a:b]
 
     @property
+    def is_oblique(self) -> bool:
+        """True when some node splits on a weighted sum of features."""
+        return self.obl_ptr is not None and bool(self.obl_ptr[-1] > 0)
+
+    @cached_property
+    def is_oblique_node(self) -> np.ndarray:
+        """Boolean mask of the nodes that split on a weighted sum of features (read-only)."""
+        out = (np.diff(self.obl_ptr) > 0 if self.obl_ptr is not None
+               else np.zeros(self.node_count, dtype=bool))
+        out.flags.writeable = False
+        return out
+
+    def split_terms(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(features, weights)`` of ``node``'s split: its oblique terms, or at a node on one
+        feature that feature with weight 1 (empty at leaves)."""
+        if self.children_left[node] == TREE_LEAF:
+            return np.zeros(0, dtype=np.intp), np.zeros(0)
+        if self.obl_ptr is not None and self.obl_ptr[node + 1] > self.obl_ptr[node]:
+            a, b = self.obl_ptr[node], self.obl_ptr[node + 1]
+            return self.obl_feature[a:b], self.obl_weight[a:b]
+        return self.feature[node:node + 1].copy(), np.ones(1)
+
+    @property
     def missing_go_to_left(self) -> np.ndarray:
         """scikit-learn's flag: missing values take the first branch."""
         return self.missing_branch == 0
@@ -528,11 +610,12 @@ class Tree:
 
     @property
     def is_binary(self) -> bool:
-        """True when the tree has scikit-learn's layout: binary numeric splits only and no
-        fractional missing-value routing."""
-        return bool(np.all(self.n_branches[self.children_left != TREE_LEAF] == 2)
-                    and not self.is_categorical_node.any()
-                    and not np.any(self.missing_branch == MISSING_FRACTIONAL))
+        """True when the tree has scikit-learn's layout: binary numeric splits on one feature
+        only and no fractional missing-value routing."""
+        return not self.is_oblique and bool(
+            np.all(self.n_branches[self.children_left != TREE_LEAF] == 2)
+            and not self.is_categorical_node.any()
+            and not np.any(self.missing_branch == MISSING_FRACTIONAL))
 
     @property
     def _numeric_binary(self) -> bool:
@@ -612,6 +695,8 @@ class Tree:
         leaf holding its largest weight.
         """
         X = self._prepare(X)
+        if self.is_oblique:
+            return self._oblique_apply(X)
         if self._needs_route(X):
             return self._route(X)[1]
         out = np.empty(X.shape[0], dtype=np.intp)
@@ -624,12 +709,29 @@ class Tree:
             kernel(X, self.children_left, self.children_right, self.feature, self.threshold, out)
         return out
 
+    def _oblique_apply(self, X) -> np.ndarray:
+        """Leaf of every row (X prepared) of a tree with oblique splits, in blocks of rows (a
+        Ctrl-C is taken between them; sparse rows are made dense a block at a time)."""
+        out = np.empty(X.shape[0], dtype=np.intp)
+        args = (self.children_left, self.children_right, self.feature, self.threshold,
+                self.obl_ptr, self.obl_feature, self.obl_weight, self.missing_branch)
+        for a in range(0, X.shape[0], ROUTE_ROWS):
+            b = min(X.shape[0], a + ROUTE_ROWS)
+            block = X[a:b]
+            if sp.issparse(block):
+                block = np.ascontiguousarray(block.toarray(), dtype=X_DTYPE)
+            apply_oblique(block, *args, out[a:b])
+            check_interrupt()
+        return out
+
     def predict(self, X) -> np.ndarray:
         """Value of each row, shape (n_samples, 1, n_values): its leaf's ``value``, or the
         weight-averaged values of the leaves a row reaches fractionally."""
         X = self._prepare(X)
         if self.lin_ptr is not None:
             return self._linear_predict(X)[:, None, None]
+        if self.is_oblique:
+            return self.value[self._oblique_apply(X)]
         if self._needs_route(X):
             return self._route(X)[0][:, None, :]
         return self.value[self.apply(X)]
@@ -656,7 +758,7 @@ class Tree:
         """Indicator matrix (n_samples, node_count): nonzero where a row passes through a node
         (every node reached with positive weight)."""
         X = self._prepare(X)
-        if self._needs_route(X):
+        if not self.is_oblique and self._needs_route(X):
             _, _, indptr, indices = self._route(X, path=True)
             data = np.ones(indices.shape[0], dtype=np.intp)
             m = sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
@@ -681,7 +783,7 @@ class Tree:
         if row_stats.ndim != 2 or row_stats.shape[0] != X.shape[0]:
             raise ValueError(f"row_stats must have shape ({X.shape[0]}, S); got "
                              f"{row_stats.shape}.")
-        if sp.issparse(X):
+        if self.is_oblique or sp.issparse(X):
             if not self._numeric_binary:
                 raise TypeError("sparse X is supported for binary numeric trees only.")
             return np.asarray(self.decision_path(X).T.astype(np.float64) @ row_stats)
@@ -711,13 +813,33 @@ class Tree:
                 child_sum = np.bincount(owner, weights=w[kids] * imp[kids],
                                         minlength=internal.size)
                 dec = w[internal] * imp[internal] - child_sum
-            out = np.bincount(self.feature[internal], weights=dec, minlength=self.n_features)
+            if self.is_oblique:
+                out = self._oblique_importances(internal, dec)
+            else:
+                out = np.bincount(self.feature[internal], weights=dec,
+                                  minlength=self.n_features)
         out /= self.weighted_n_node_samples[0]
         if normalize:
             total = out.sum()
             if total > 0.0:
                 out /= total
         return out
+
+    def _oblique_importances(self, internal: np.ndarray, dec: np.ndarray) -> np.ndarray:
+        """Impurity decreases per feature when some splits are oblique: an oblique split's
+        decrease is shared equally by the features of its terms. Equal shares, not shares by
+        ``|weight|``, because a weight is per unit of its feature: rescaling a column (metres
+        to millimetres) would move the shares while the split stays the same."""
+        ptr = self.obl_ptr
+        n_terms = np.diff(ptr)[internal]
+        axis = n_terms == 0
+        out = np.bincount(self.feature[internal[axis]], weights=dec[axis],
+                          minlength=self.n_features)
+        obl = ~axis
+        share = np.repeat(dec[obl] / n_terms[obl], n_terms[obl])
+        feats = np.concatenate([self.obl_feature[ptr[i]:ptr[i + 1]] for i in internal[obl]]
+                               or [np.zeros(0, dtype=np.intp)])
+        return out + np.bincount(feats, weights=share, minlength=self.n_features)
 
     # -- invariants ------------------------------------------------------------------------------
     def check_branches(self) -> None:
@@ -824,6 +946,50 @@ class Tree:
             raise ValueError("weighted_n_node_samples of a node is not the sum of its children's")
         if self.lin_ptr is not None:
             self._check_linear(leaf)
+        if self.obl_ptr is not None:
+            self._check_oblique(leaf, is_cat)
+
+    def _check_oblique(self, leaf: np.ndarray, is_cat: np.ndarray) -> None:
+        n = self.node_count
+        op = self.obl_ptr
+        if op.ndim != 1 or op.shape[0] != n + 1 or op[0] != 0 or np.any(np.diff(op) < 0):
+            raise ValueError("obl_ptr is not a valid CSR pointer over the oblique terms")
+        t = int(op[-1])
+        for name in ("obl_feature", "obl_weight"):
+            a = getattr(self, name)
+            if a.ndim != 1 or a.shape[0] != t:
+                raise ValueError(f"tree array {name} has {a.shape[0]} entries, expected {t}")
+        nt = np.diff(op)
+        if np.any(nt[leaf] != 0):
+            raise ValueError("a leaf has oblique terms")
+        if t == 0:
+            return
+        if np.any(is_cat) or np.any(self.missing_branch == MISSING_FRACTIONAL):
+            raise ValueError("a tree with oblique splits must be binary and numeric (no "
+                             "categorical node, no fractional missing-value routing)")
+        f = self.obl_feature
+        if np.any(f < 0) or np.any(f >= self.n_features):
+            raise ValueError("an oblique term's feature is out of range")
+        wt = self.obl_weight
+        if not np.all(np.isfinite(wt)) or np.any(wt == 0.0):
+            raise ValueError("an oblique term's weight is zero or not finite")
+        owner = np.repeat(np.arange(n), nt)
+        same = owner[1:] == owner[:-1]
+        if np.any(f[1:][same] <= f[:-1][same]):
+            raise ValueError("the terms of an oblique split do not name distinct features in "
+                             "increasing order")
+        nodes = np.flatnonzero(nt)
+        if not np.all(np.isfinite(self.threshold[nodes])):
+            raise ValueError("an oblique split's threshold is not finite")
+        # the feature of the largest |weight| (the first on ties) stands for the node
+        mag = np.abs(wt)
+        best = np.maximum.reduceat(mag, op[nodes])
+        first = np.array([a + int(np.argmax(mag[a:b] == m)) for a, b, m in
+                          zip(op[nodes].tolist(), op[nodes + 1].tolist(), best.tolist(),
+                              strict=True)], dtype=np.intp)
+        if np.any(self.feature[nodes] != f[first]):
+            raise ValueError("the feature of an oblique node is not its term of largest "
+                             "|weight|")
 
     def _check_linear(self, leaf: np.ndarray) -> None:
         n = self.node_count
@@ -901,6 +1067,15 @@ class Tree:
         new_cat = np.concatenate(cats) if cats else np.zeros(0, dtype=np.intp)
         first = np.where(cut, TREE_LEAF, new_id[self.children_left[order]])
         last = np.where(cut, TREE_LEAF, new_id[self.children_right[order]])
+        obl = {}
+        if self.obl_ptr is not None:
+            nt = np.where(cut, 0, np.diff(self.obl_ptr)[order])
+            optr = np.zeros(order.size + 1, dtype=np.intp)
+            optr[1:] = np.cumsum(nt)
+            take = np.concatenate([np.arange(self.obl_ptr[i], self.obl_ptr[i + 1])
+                                   for i in kept] or [np.zeros(0, dtype=np.intp)])
+            obl = {"obl_ptr": optr, "obl_feature": self.obl_feature[take],
+                   "obl_weight": self.obl_weight[take]}
         return Tree(
             self.n_features, self.n_classes, first, last,
             np.where(cut, TREE_UNDEFINED, self.feature[order]),
@@ -909,23 +1084,26 @@ class Tree:
             self.weighted_n_node_samples[order], self.value[order],
             branch_ptr=new_ptr, branch_child=new_kids, cat_ptr=new_cptr, cat_branch=new_cat,
             missing_branch=np.where(cut, TREE_UNDEFINED, self.missing_branch[order]),
-            missing_seen=np.where(cut, False, self.missing_seen[order]), _trusted=True,
+            missing_seen=np.where(cut, False, self.missing_seen[order]), **obl, _trusted=True,
         )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
             return NotImplemented
-        if (self.lin_ptr is None) != (other.lin_ptr is None):
+        if (self.lin_ptr is None) != (other.lin_ptr is None) or \
+                (self.obl_ptr is None) != (other.obl_ptr is None):
             return False
         lin = LINEAR_ARRAYS if self.lin_ptr is not None else ()
+        obl = OBLIQUE_ARRAYS if self.obl_ptr is not None else ()
         return self.n_features == other.n_features and all(
             np.array_equal(getattr(self, a), getattr(other, a))
-            for a in _NODE_ARRAYS + _EXTRA_ARRAYS + lin
+            for a in _NODE_ARRAYS + _EXTRA_ARRAYS + lin + obl
         )
 
     __hash__ = None  # mutable container of arrays
 
     def __repr__(self) -> str:
         lin = ", linear leaves" if self.lin_ptr is not None else ""
+        lin += ", oblique splits" if self.is_oblique else ""
         return (f"Tree(node_count={self.node_count}, n_leaves={self.n_leaves}, "
                 f"max_depth={self.max_depth}, n_features={self.n_features}{lin})")

@@ -53,6 +53,9 @@ def to_sklearn(model: BaseDecisionTree):
     if t.has_linear_leaves:
         raise ValueError("to_sklearn cannot convert a model tree: scikit-learn's trees have no "
                          "linear models at their leaves.")
+    if t.is_oblique:
+        raise ValueError("to_sklearn cannot convert an oblique tree: scikit-learn's trees split "
+                         "on one feature per node, not on weighted sums of features.")
     if not t.is_binary:
         raise ValueError("to_sklearn needs a binary tree on numeric features; this tree has "
                          "categorical or multiway splits or C4.5 fractional missing-value "

@@ -70,6 +70,7 @@ from ._memory import format_size
 from ._tree import Tree
 from ._version import __version__
 from .engine.binning import Binner
+from .oblique import ObliqueTreeClassifier, ObliqueTreeRegressor
 from .optimal import OptimalTreeClassifier
 from .pruning.cost_complexity import CostComplexityPath
 from .pruning.cv import CVPruning
@@ -88,7 +89,8 @@ _MAX_DEPTH = 24
 #: The tree estimators a model file may hold: the public ones.
 ESTIMATORS: dict[str, type[BaseDecisionTree]] = {
     name: getattr(_estimators, name) for name in _estimators.__all__} | {
-    "OptimalTreeClassifier": OptimalTreeClassifier}
+    "OptimalTreeClassifier": OptimalTreeClassifier,
+    "ObliqueTreeClassifier": ObliqueTreeClassifier, "ObliqueTreeRegressor": ObliqueTreeRegressor}
 #: Ensembles and baselines a model file may hold: all of :mod:`treelearn.ensemble`.
 ENSEMBLES: dict[str, type] = {name: getattr(ensemble, name) for name in ensemble.__all__}
 _RECORDS = {"CVPruning": CVPruning, "CostComplexityPath": CostComplexityPath}
@@ -100,13 +102,16 @@ _TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "impu
                 "branch_child", "cat_ptr", "cat_branch", "missing_branch", "missing_seen")
 _TREE_KINDS = {"threshold": "f", "impurity": "f", "weighted_n_node_samples": "f", "value": "f",
                "missing_seen": "b", "lin_coef": "f", "lin_fill": "f", "lin_intercept": "f",
-               "lin_set_one": "b"}
+               "lin_set_one": "b", "obl_weight": "f"}
 #: Arrays of a model tree's linear leaves (single trees only; all or none).
 _LINEAR_ARRAYS = ("lin_ptr", "lin_feature", "lin_coef", "lin_fill", "lin_intercept",
                   "lin_set_ptr", "lin_set_code", "lin_set_one")
+#: Arrays of oblique splits (all or none; a tree or an ensemble's trees without any oblique
+#: split leaves them out, so files of trees on one feature per node are as before).
+_OBLIQUE_ARRAYS = ("obl_ptr", "obl_feature", "obl_weight")
 #: Tree arrays a model file of an earlier version may lack (the Tree's default applies), and
-#: the linear leaves a constant tree has none of.
-_TREE_OPTIONAL = ("missing_seen", *_LINEAR_ARRAYS)
+#: the linear leaves and oblique splits a tree may have none of.
+_TREE_OPTIONAL = ("missing_seen", *_LINEAR_ARRAYS, *_OBLIQUE_ARRAYS)
 #: Fitted attributes a model file may set (anything else in ``fitted`` is refused).
 _FITTED = ("tree_", "unpruned_tree_", "selection_", "n_features_in_", "feature_names_in_",
            "is_categorical_", "categories_", "classes_", "n_classes_", "cost_matrix_",
@@ -203,6 +208,9 @@ class _Writer:
             if v.has_linear_leaves:
                 for name in _LINEAR_ARRAYS:
                     out[name] = self.array(getattr(v, name))
+            if v.is_oblique:
+                for name in _OBLIQUE_ARRAYS:
+                    out[name] = self.array(getattr(v, name))
             return out
         if isinstance(v, Binner):
             out = {"$type": "binner", "max_bins": v.max_bins, "subsample": v.subsample,
@@ -229,8 +237,18 @@ class _Writer:
                "counts": self.array(np.array([t.node_count for t in trees], dtype=np.int64)),
                "n_features": self.array(np.array([t.n_features for t in trees],
                                                  dtype=np.int64))}
-        for name in _TREE_ARRAYS:
-            a = np.concatenate([getattr(t, name) for t in trees])
+        names = _TREE_ARRAYS
+        if any(t.is_oblique for t in trees):
+            names += _OBLIQUE_ARRAYS
+        for name in names:
+            if name == "obl_ptr":
+                a = np.concatenate([t.obl_ptr if t.obl_ptr is not None
+                                    else np.zeros(t.node_count + 1, dtype=np.intp)
+                                    for t in trees])
+            elif name in _OBLIQUE_ARRAYS:
+                a = np.concatenate([getattr(t, name) for t in trees if t.obl_ptr is not None])
+            else:
+                a = np.concatenate([getattr(t, name) for t in trees])
             if a.dtype.kind == "i":
                 lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
                 a = a.astype(next(d for d in _NARROW_INTS
@@ -557,7 +575,7 @@ class _Reader:
 
     def tree(self, v: dict) -> Tree:
         arrays = {}
-        for name in _TREE_ARRAYS + _LINEAR_ARRAYS:
+        for name in _TREE_ARRAYS + _LINEAR_ARRAYS + _OBLIQUE_ARRAYS:
             a = self._tree_array(v, name, "tree")
             if a is None:
                 continue
@@ -580,14 +598,15 @@ class _Reader:
         try:
             return Tree(n_features, [n_classes], *(arrays[n] for n in _TREE_ARRAYS[:8]),
                         **{n: arrays[n] for n in _TREE_ARRAYS[8:] + _LINEAR_ARRAYS
-                           if n in arrays})
+                           + _OBLIQUE_ARRAYS if n in arrays})
         except ValueError as exc:
             raise _fail(f"tree: {exc}") from None
 
     def trees(self, v: dict) -> list[Tree]:
         """The trees of a ``trees`` value, cut apart and each checked as a Tree."""
         arrays = {}
-        for name in ("counts", "n_features", *_TREE_ARRAYS):
+        names = (*_TREE_ARRAYS, *_OBLIQUE_ARRAYS)
+        for name in ("counts", "n_features", *names):
             a = self._tree_array(v, name, "trees")
             if a is None:
                 continue
@@ -605,47 +624,58 @@ class _Reader:
         if arrays["value"].ndim != 3:
             raise _fail("trees value must have three dimensions")
         total = int(counts.sum())
-        for name in _TREE_ARRAYS:
+        oblique = [n for n in _OBLIQUE_ARRAYS if n in arrays]
+        if oblique and len(oblique) != len(_OBLIQUE_ARRAYS):
+            raise _fail("trees: the oblique-split arrays must be given together")
+        for name in names:
             if name not in arrays:
                 continue
             n = arrays[name].shape[0]
             want = {"branch_ptr": total + counts.size, "cat_ptr": total + counts.size,
-                    "branch_child": None, "cat_branch": None}.get(name, total)
+                    "obl_ptr": total + counts.size, "branch_child": None, "cat_branch": None,
+                    "obl_feature": None, "obl_weight": None}.get(name, total)
             if want is not None and n != want:
                 raise _fail(f"trees array {name} has {n} rows, expected {want}")
         out = []
-        node = ptr = child = cat = 0
+        node = ptr = child = cat = term = 0
         bp, cp = arrays["branch_ptr"], arrays["cat_ptr"]
+        op = arrays.get("obl_ptr")
+        n_terms = arrays["obl_feature"].shape[0] if oblique else 0
         for k, m in enumerate(counts.tolist()):
             nb = int(bp[ptr + m])
             nc = int(cp[ptr + m])
-            if nb < 0 or nc < 0 or child + nb > arrays["branch_child"].shape[0] \
-                    or cat + nc > arrays["cat_branch"].shape[0]:
+            nt = int(op[ptr + m]) if oblique else 0
+            if nb < 0 or nc < 0 or nt < 0 or child + nb > arrays["branch_child"].shape[0] \
+                    or cat + nc > arrays["cat_branch"].shape[0] or term + nt > n_terms:
                 raise _fail(f"tree {k}: branch tables out of range")
             parts = {}
-            for name in _TREE_ARRAYS:
+            for name in names:
                 if name not in arrays:
                     continue
                 a = arrays[name]
-                if name in ("branch_ptr", "cat_ptr"):
+                if name in ("branch_ptr", "cat_ptr", "obl_ptr"):
                     parts[name] = a[ptr:ptr + m + 1]
                 elif name == "branch_child":
                     parts[name] = a[child:child + nb]
                 elif name == "cat_branch":
                     parts[name] = a[cat:cat + nc]
+                elif name in ("obl_feature", "obl_weight"):
+                    parts[name] = a[term:term + nt]
                 else:
                     parts[name] = a[node:node + m]
             try:
                 out.append(Tree(int(n_feat[k]), [n_classes],
                                 *(parts[n] for n in _TREE_ARRAYS[:8]),
-                                **{n: parts[n] for n in _TREE_ARRAYS[8:] if n in parts}))
+                                **{n: parts[n] for n in names[8:] if n in parts}))
             except ValueError as exc:
                 raise _fail(f"tree {k}: {exc}") from None
             node += m
             ptr += m + 1
             child += nb
             cat += nc
-        if child != arrays["branch_child"].shape[0] or cat != arrays["cat_branch"].shape[0]:
+            term += nt
+        if child != arrays["branch_child"].shape[0] or cat != arrays["cat_branch"].shape[0] \
+                or term != n_terms:
             raise _fail("trees: branch tables longer than the trees")
         return out
 
@@ -916,7 +946,8 @@ def _check_tree_parts(model, tree: Tree, mask: np.ndarray, cats: list) -> None:
         if not isinstance(unpruned, Tree):
             raise _fail("unpruned_tree_ is not a tree")
         trees.append(unpruned)
-    classifier = isinstance(model, (DecisionTreeClassifier, OptimalTreeClassifier))
+    classifier = isinstance(model, (DecisionTreeClassifier, OptimalTreeClassifier,
+                                    ObliqueTreeClassifier))
     for t in trees:
         if t.n_features != n:
             raise _fail("the trees do not have the same number of features")

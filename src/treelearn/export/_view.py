@@ -102,12 +102,21 @@ class TreeView:
         return out + f" {'-' if icpt < 0 else '+'} {num(abs(icpt))}"
 
 
+#: The readers that speak oblique splits (``Tree.obl_*``); the others refuse such trees by name
+#: rather than show a split on one feature that the tree does not make.
+OBLIQUE_READERS = frozenset({"plot_feature_importances", "export_text"})
+
+
 def view_of(model, feature_names: Sequence[str] | None = None,
             class_names: Sequence | None = None, caller: str = "export") -> TreeView:
     """The :class:`TreeView` of ``model``; names given here override the model's own."""
     from ..interop import estimator_and_tree
 
     est, tree = estimator_and_tree(model, caller)
+    if tree.is_oblique and caller not in OBLIQUE_READERS:
+        raise ValueError(f"{caller} does not read oblique splits (weighted sums of features) "
+                         "yet; predict with the model, or read its splits with "
+                         "tree_.split_terms(node).")
     if feature_names is None:
         names = getattr(est, "feature_names_in_", None)
         feature_names = ([str(n) for n in names] if names is not None

@@ -72,7 +72,9 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             sub = int(depths[_descendants(tree, node)].max() - depth)
             lines.append(indent + f"truncated branch of depth {sub}")
             continue
-        conditions = _branch_conditions(tree, node, feature_names[tree.feature[node]],
+        name = (weighted_sum_text(tree, node, feature_names, decimals)
+                if tree.is_oblique_node[node] else feature_names[tree.feature[node]])
+        conditions = _branch_conditions(tree, node, name,
                                         view.categories, decimals)
         for child, cond in reversed(list(zip(tree.children(node), conditions, strict=True))):
             stack.append((int(child), None))
@@ -84,6 +86,20 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             lines.append(f"LM{k}: {target_name} = {view.formula(node, None)}  "
                          f"({tree.n_node_samples[node]} cases)")
     return "\n".join(lines) + "\n"
+
+
+def weighted_sum_text(tree: Tree, node: int, names, decimals: int | None = 2) -> str:
+    """The weighted sum of an oblique split as text: ``0.71*x1 + 0.71*x2`` (weights with
+    ``decimals`` digits; None: 6 significant digits)."""
+    out = ""
+    for f, w in zip(*tree.split_terms(node), strict=True):
+        num = f"{abs(w):.6g}" if decimals is None else f"{abs(w):.{decimals}f}"
+        term = f"{num}*{names[f]}"
+        if not out:
+            out = f"-{term}" if w < 0 else term
+        else:
+            out += f" {'-' if w < 0 else '+'} {term}"
+    return out
 
 
 def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) -> list[str]:

@@ -628,6 +628,10 @@ def pessimistic_prune_cases(tree: Tree, X: np.ndarray, codes: np.ndarray, w: np.
     :mod:`treelearn.engine.criteria`) recomputes the node impurities of the new tree. The
     procedure runs compiled (:func:`_prune_cases`), ``U_CF`` included.
     """
+    if tree.is_oblique:
+        raise ValueError("pessimistic pruning from the training cases routes them by one "
+                         "feature per node; an oblique tree is pruned from its stored counts "
+                         "(subtree_raising=False).")
     check_classification(tree, "pessimistic pruning")
     u_cf(0, 1, confidence_factor, method)  # validates the arguments
     cf = float(confidence_factor)

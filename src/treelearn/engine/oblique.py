@@ -1,0 +1,334 @@
+"""The search for an oblique split ``w . x <= t`` at one node: cut scans and coordinate moves.
+
+Three kernels, each a step of Murthy, Kasif & Salzberg's OC1 (JAIR 2, 1994), which makes
+Breiman et al.'s linear-combination search (CART, 1984, section 5.2.2) exact:
+
+* :func:`best_cut`: the best threshold of one projection ``z = w . x`` of the node's rows
+  (sort, then one scan of the class counts or target sums, as for a single feature);
+* :func:`best_coefficient`: OC1's deterministic perturbation of one weight ``w_m``, with the
+  others and ``t`` fixed. A row ``j`` is on the ``<=`` side when
+  ``V_j - w_m x_jm + a x_jm <= 0`` (``V_j = w . x_j - t``), i.e. ``a <= U_j`` for
+  ``x_jm > 0`` and ``a >= U_j`` for ``x_jm < 0``, with ``U_j = (w_m x_jm - V_j) / x_jm``; so
+  sweeping ``a`` upwards over the sorted ``U_j`` moves one row from one side to the other at
+  each ``U_j``, and every partition reachable by changing ``w_m`` is scored in one scan;
+* :func:`search_node`: the node's search: the best split on one feature among the
+  candidates, then (``max_cycles > 0``) OC1's cycles of perturbation from it and from each
+  given start direction (random sparse directions drawn by the caller), keeping the best.
+
+Scores are the weighted impurity of the children, ``sum_c w_c I(c)`` (lower is better):
+Gini ``w_c - sum_k n_ck^2 / w_c``, entropy ``-sum_k n_ck log2(n_ck / w_c)``, squared error
+``S2_c - S1_c^2 / w_c``. A projection is computed exactly as the tree routes a row
+(:func:`treelearn._tree.apply_oblique`): terms in increasing feature order, skipping zero
+weights, summed left to right in float64 from the float32 ``x``; so the rows a fitted split
+sends left are the ones prediction sends left.
+
+Why kernels that allocate (``njit``, not ``noref``): the node search runs once per node
+from a Python loop (:mod:`treelearn.oblique`), sorts and holds per-node buffers; its work
+(sorts of the node's rows, ``cycles x features`` of them) dwarfs the reference counting the
+per-node kernels of the axis-aligned engine avoid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .config import njit
+
+#: Criterion codes of this module (the same numbers as :mod:`.criteria`'s).
+GINI = 0
+ENTROPY = 1
+SQUARED_ERROR = 5
+#: A move must lower the score by more than this fraction of the node's weight times its
+#: impurity scale to be taken (floating-point noise is not an improvement).
+REL_TOL = 1e-12
+
+
+@njit
+def _side_score(s, wc, K, crit):
+    """Weighted impurity ``w_c I(c)`` of one side from its statistics ``s``."""
+    if wc <= 0.0:
+        return 0.0
+    if crit == SQUARED_ERROR:
+        return s[1] - s[0] * s[0] / wc
+    out = 0.0
+    if crit == GINI:
+        out = wc
+        for k in range(K):
+            out -= s[k] * s[k] / wc
+        return out
+    for k in range(K):
+        if s[k] > 0.0:
+            out -= s[k] * math.log2(s[k] / wc)
+    return out
+
+
+@njit
+def _row_stats(j, y, yreg, w, K, crit, out):
+    """Statistics of row ``j`` (its weight in its class, or ``w y`` and ``w y^2``)."""
+    for k in range(out.shape[0]):
+        out[k] = 0.0
+    if crit == SQUARED_ERROR:
+        out[0] = w[j] * yreg[j]
+        out[1] = w[j] * yreg[j] * yreg[j]
+    else:
+        out[y[j]] = w[j]
+
+
+@njit
+def project(X, rows, weight, out):
+    """``out[i] = sum_f weight[f] * X[rows[i], f]`` over the nonzero weights in increasing
+    ``f``, summed left to right in float64 (the tree's routing sum)."""
+    p = weight.shape[0]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        s = 0.0
+        for f in range(p):
+            if weight[f] != 0.0:
+                s += weight[f] * np.float64(X[r, f])
+        out[i] = s
+
+
+@njit
+def best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf):
+    """Best threshold of the projection ``z`` (one value per row of ``rows``).
+
+    Returns ``(score, threshold)``: the least ``sum_c w_c I(c)`` over thresholds between two
+    distinct consecutive values leaving at least ``min_leaf`` rows and ``min_wleaf`` weight
+    on each side, and the midpoint taken there (in float64, at most the larger value's
+    predecessor side: ``z_lo <= t < z_hi``). ``(inf, nan)`` when no threshold qualifies.
+    """
+    n = rows.shape[0]
+    S = K if crit != SQUARED_ERROR else 2
+    order = np.argsort(z, kind="mergesort")
+    total = np.zeros(S)
+    rs = np.zeros(S)
+    wt = 0.0
+    for i in range(n):
+        j = rows[i]
+        _row_stats(j, y, yreg, w, K, crit, rs)
+        for k in range(S):
+            total[k] += rs[k]
+        wt += w[j]
+    left = np.zeros(S)
+    right = np.zeros(S)
+    wl = 0.0
+    best = np.inf
+    thr = np.nan
+    for q in range(n - 1):
+        i = order[q]
+        j = rows[i]
+        _row_stats(j, y, yreg, w, K, crit, rs)
+        for k in range(S):
+            left[k] += rs[k]
+        wl += w[j]
+        lo = z[i]
+        hi = z[order[q + 1]]
+        if not lo < hi:
+            continue
+        if q + 1 < min_leaf or n - q - 1 < min_leaf:
+            continue
+        wr = wt - wl
+        if wl < min_wleaf or wr < min_wleaf:
+            continue
+        for k in range(S):
+            right[k] = total[k] - left[k]
+        sc = _side_score(left, wl, K, crit) + _side_score(right, wr, K, crit)
+        if sc < best:
+            best = sc
+            t = lo / 2.0 + hi / 2.0
+            if not (lo <= t < hi):
+                t = lo
+            thr = t
+    return best, thr
+
+
+@njit
+def best_coefficient(X, rows, weight, thr, m, y, yreg, w, K, crit, min_leaf, min_wleaf):
+    """OC1's best value of ``weight[m]`` with the other weights and ``thr`` fixed.
+
+    Returns ``(score, a)``: the least children's score over every partition reachable by
+    changing ``weight[m]`` (each at least ``min_leaf`` rows and ``min_wleaf`` weight a
+    side), and a value ``a`` giving it (the midpoint of the two ``U_j`` around it, or one
+    unit beyond the first or last); ``(inf, nan)`` when none qualifies.
+    """
+    n = rows.shape[0]
+    S = K if crit != SQUARED_ERROR else 2
+    v = np.empty(n)
+    project(X, rows, weight, v)
+    u = np.empty(n)
+    sign = np.zeros(n, dtype=np.int8)
+    # at a = -inf: rows with x_m > 0 are on the left (a <= U), rows with x_m < 0 on the
+    # right; rows with x_m == 0 (or missing) stay where they are
+    left = np.zeros(S)
+    right = np.zeros(S)
+    rs = np.zeros(S)
+    wl = 0.0
+    wr = 0.0
+    nl = 0
+    nr = 0
+    k_move = 0
+    for i in range(n):
+        j = rows[i]
+        x = np.float64(X[j, m])
+        _row_stats(j, y, yreg, w, K, crit, rs)
+        vj = v[i] - thr
+        if x > 0.0:
+            sign[i] = 1
+            u[i] = (weight[m] * x - vj) / x
+            k_move += 1
+        elif x < 0.0:
+            sign[i] = -1
+            u[i] = (weight[m] * x - vj) / x
+            k_move += 1
+        else:
+            u[i] = np.inf
+        on_left = x > 0.0 or (x == 0.0 and vj <= 0.0)
+        if on_left:
+            for k in range(S):
+                left[k] += rs[k]
+            wl += w[j]
+            nl += 1
+        else:
+            for k in range(S):
+                right[k] += rs[k]
+            wr += w[j]
+            nr += 1
+    best = np.inf
+    best_a = np.nan
+    if k_move == 0:
+        return best, best_a
+    order = np.argsort(u, kind="mergesort")
+    # the partition before any move (a below every U_j)
+    if nl >= min_leaf and nr >= min_leaf and wl >= min_wleaf and wr >= min_wleaf:
+        best = _side_score(left, wl, K, crit) + _side_score(right, wr, K, crit)
+        best_a = u[order[0]] - max(1.0, abs(u[order[0]]))
+    for q in range(k_move):
+        i = order[q]
+        j = rows[i]
+        _row_stats(j, y, yreg, w, K, crit, rs)
+        if sign[i] > 0:  # leaves the left side as a passes U_j
+            for k in range(S):
+                left[k] -= rs[k]
+                right[k] += rs[k]
+            wl -= w[j]
+            wr += w[j]
+            nl -= 1
+            nr += 1
+        else:  # joins the left side
+            for k in range(S):
+                left[k] += rs[k]
+                right[k] -= rs[k]
+            wl += w[j]
+            wr -= w[j]
+            nl += 1
+            nr -= 1
+        lo = u[i]
+        if q + 1 < k_move:
+            hi = u[order[q + 1]]
+            if not lo < hi:
+                continue
+            a = lo / 2.0 + hi / 2.0
+        else:
+            a = lo + max(1.0, abs(lo))
+        if nl < min_leaf or nr < min_leaf or wl < min_wleaf or wr < min_wleaf:
+            continue
+        sc = _side_score(left, wl, K, crit) + _side_score(right, wr, K, crit)
+        if sc < best:
+            best = sc
+            best_a = a
+    return best, best_a
+
+
+@njit
+def refine(X, rows, weight, score, thr, feats, y, yreg, w, K, crit, min_leaf, min_wleaf,
+           max_cycles, tol):
+    """OC1's cycles of perturbation of ``weight`` (changed in place) over the features
+    ``feats`` in order, each move taken only when it lowers the score by more than ``tol``,
+    with the threshold re-chosen after each; at most ``max_cycles`` cycles, fewer when a
+    cycle moves nothing. Returns ``(score, threshold)`` of the final ``weight``."""
+    z = np.empty(rows.shape[0])
+    for _ in range(max_cycles):
+        moved = False
+        for q in range(feats.shape[0]):
+            m = feats[q]
+            sc, a = best_coefficient(X, rows, weight, thr, m, y, yreg, w, K, crit, min_leaf,
+                                     min_wleaf)
+            if not sc < score - tol:
+                continue
+            old = weight[m]
+            weight[m] = a
+            project(X, rows, weight, z)
+            sc2, t2 = best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf)
+            if sc2 < score - tol:
+                score = sc2
+                thr = t2
+                moved = True
+            else:
+                weight[m] = old
+        if not moved:
+            break
+    return score, thr
+
+
+@njit
+def search_node(X, rows, feats, starts, y, yreg, w, K, crit, min_leaf, min_wleaf, max_cycles,
+                tol, out_weight):
+    """The best split of the node holding ``rows`` (see the module docstring).
+
+    ``feats``: candidate features (increasing); ``starts``: start directions (one per row,
+    length ``n_features``, zero outside ``feats``) refined like the best single-feature split.
+    Writes the chosen weights to ``out_weight`` (one nonzero: a split on one feature, weight
+    1) and returns ``(score, threshold, n_terms)``; score ``inf`` when nothing qualifies.
+    """
+    n = rows.shape[0]
+    p = X.shape[1]
+    z = np.empty(n)
+    best = np.inf
+    best_thr = np.nan
+    best_f = -1
+    for q in range(feats.shape[0]):
+        f = feats[q]
+        for i in range(n):
+            z[i] = np.float64(X[rows[i], f])
+        sc, t = best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf)
+        if sc < best:
+            best = sc
+            best_thr = t
+            best_f = f
+    for f in range(p):
+        out_weight[f] = 0.0
+    n_terms = 0
+    if best_f >= 0:
+        out_weight[best_f] = 1.0
+        n_terms = 1
+    if max_cycles <= 0:
+        return best, best_thr, n_terms
+    cur = np.zeros(p)
+    n_starts = starts.shape[0] + (1 if best_f >= 0 else 0)
+    for s in range(n_starts):
+        if s == 0 and best_f >= 0:
+            for f in range(p):
+                cur[f] = 0.0
+            cur[best_f] = 1.0
+            sc, t = best, best_thr
+        else:
+            r = s - 1 if best_f >= 0 else s
+            for f in range(p):
+                cur[f] = starts[r, f]
+            project(X, rows, cur, z)
+            sc, t = best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf)
+            if not sc < np.inf:
+                continue
+        sc, t = refine(X, rows, cur, sc, t, feats, y, yreg, w, K, crit, min_leaf, min_wleaf,
+                       max_cycles, tol)
+        if sc < best - tol:
+            best = sc
+            best_thr = t
+            n_terms = 0
+            for f in range(p):
+                out_weight[f] = cur[f]
+                if cur[f] != 0.0:
+                    n_terms += 1
+    return best, best_thr, n_terms
