@@ -599,6 +599,36 @@ def test_fit_ensembles_and_baselines(table_csv):
         "fit", "shop.csv", "--target", "price", "--algorithm", "adaboost", cwd=d)
 
 
+def test_fit_an_oblique_tree(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    table = pd.DataFrame(X, columns=["a", "b", "c"])
+    table["y"] = np.where(X[:, 0] + X[:, 1] > 1, "yes", "no")
+    table.to_csv(tmp_path / "diag.csv", index=False)
+    out = ok("fit", "diag.csv", "--target", "y", "--algorithm", "oblique", "--cv", "0",
+             "-o", "obl.tlm", cwd=tmp_path).stdout
+    assert "ObliqueTreeClassifier(criterion='gini'), unpruned" in out
+    assert "*a + 0." in out and "*b <= " in out and "tree: 2 leaves" in out
+    model = tl.io.load(tmp_path / "obl.tlm")
+    assert isinstance(model, tl.ObliqueTreeClassifier) and model.tree_.is_oblique
+    table["y2"] = X[:, 0] - 2 * X[:, 2]
+    table.to_csv(tmp_path / "diag.csv", index=False)
+    out = ok("fit", "diag.csv", "--target", "y2", "--ignore", "y", "--algorithm", "oblique",
+             "--max-depth", "3", "--prune", "cv", "--cv", "0", "-o", "reg.tlm",
+             cwd=tmp_path).stdout
+    assert "ObliqueTreeRegressor(criterion='squared_error'), 10-fold CV pruning" in out
+    assert "leave out --splitter" in error("fit", "diag.csv", "--target", "y", "--algorithm",
+                                           "oblique", "--splitter", "hist", cwd=tmp_path)
+    table["colour"] = rng.choice(["red", "blue"], 400)
+    table.loc[3, "a"] = np.nan
+    table.to_csv(tmp_path / "table.csv", index=False)
+    assert "category columns (colour)" in error("fit", "table.csv", "--target", "y",
+                                                "--algorithm", "oblique", cwd=tmp_path)
+    assert "impute the missing values" in error("fit", "table.csv", "--target", "y",
+                                                "--ignore", "colour", "--algorithm", "oblique",
+                                                cwd=tmp_path)
+
+
 def test_fit_the_optimal_tree(tmp_path):
     d = np.loadtxt(Path(__file__).parent / "data" / "contree" / "bank.txt")
     table = pd.DataFrame(d[:, 1:], columns=["a", "b", "c", "e"])

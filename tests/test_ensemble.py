@@ -513,7 +513,11 @@ def _forest_xfails(estimator):
                           tl.BaggingClassifier(n_estimators=4, random_state=0),
                           tl.BaggingRegressor(n_estimators=4, random_state=0),
                           tl.AdaBoostClassifier(n_estimators=5, random_state=0),
-                          tl.OneRClassifier(), tl.MajorityClassifier()],
+                          tl.OneRClassifier(), tl.MajorityClassifier(),
+                          tl.ObliqueRandomForestClassifier(n_estimators=4, n_projections=4,
+                                                           random_state=0),
+                          tl.ObliqueRandomForestRegressor(n_estimators=4, n_projections=4,
+                                                          random_state=0)],
                          expected_failed_checks=_forest_xfails)
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)

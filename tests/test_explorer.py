@@ -282,3 +282,23 @@ def test_a_number_box_holding_no_number_is_flagged_not_routed(browser, tmp_path)
     assert page.text_content("#sample-error") == ""
     assert shown_int(page, "#routed-leaf") == est.apply([[0.2, np.nan]])[0]
     assert errors == []
+
+
+def test_oblique_tree_routes_and_draws_slanted_regions(browser, tmp_path):
+    """An oblique tree: the page sums the weighted terms as the kernels do (Math.fround per
+    value, left to right in double), and its regions are polygons."""
+    rng = np.random.default_rng(5)
+    X = rng.random((400, 2))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (X[:, 0] - X[:, 1] > 0.5)
+    est = tl.ObliqueTreeClassifier(random_state=0, max_depth=4).fit(X, y)
+    assert est.tree_.is_oblique
+    path = tl.explore(est, X, y, tmp_path / "oblique.html")
+    page, errors = open_page(browser, path)
+    rows = rng.random((1500, 2)) * 1.2 - 0.1
+    rows[::9, 0] = np.nan
+    values = [[None if np.isnan(v) else float(v) for v in r] for r in rows.tolist()]
+    got = page.evaluate("rows => rows.map(r => window.treelearnExplorer.route(r).leaf)", values)
+    np.testing.assert_array_equal(got, est.tree_.apply(rows))
+    assert page.locator("#regions polygon").count() == est.tree_.node_count
+    assert "0." in page.text_content("#tree") and "*feature_0" in page.text_content("#tree")
+    assert errors == []

@@ -451,19 +451,209 @@ def test_many_trees_in_one_record_keep_their_terms(rng):
 
 # -- readers -------------------------------------------------------------------------------------
 
-def test_text_prints_the_weighted_sum_and_other_readers_refuse(rng):
-    X = rng.random((400, 3))
-    y = (X[:, 0] + X[:, 1] > 1).astype(int)
-    clf = ObliqueTreeClassifier(random_state=0, max_depth=1).fit(X, y)
-    text = tl.export_text(clf, feature_names=["x1", "x2", "x3"])
-    f, w = clf.tree_.split_terms(0)
-    t = clf.tree_.threshold[0]
-    assert text.splitlines()[0] == (f"|--- {w[0]:.2f}*x1 + {w[1]:.2f}*x2 <= {t:.2f}")
-    for reader in (tl.export_python, tl.export_sql, tl.export_graphviz, tl.export_rules):
-        with pytest.raises(ValueError, match="does not read oblique splits"):
-            reader(clf)
+@pytest.fixture(scope="module")
+def oblique_model():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 3)).astype(np.float32).astype(np.float64)
+    y = (X[:, 0] + 0.5 * X[:, 1] - X[:, 2] > 0.2).astype(int) ^ (rng.random(600) < 0.1)
+    model = ObliqueTreeClassifier(random_state=0, max_depth=5).fit(X, y)
+    assert model.tree_.is_oblique and not model.tree_.is_oblique_node.all()
+    return model, X
+
+
+def _rows_with_holes(rng, n=1500):
+    X = rng.normal(size=(n, 3)).astype(np.float32).astype(np.float64)
+    X[::7, 1] = np.nan
+    X[::11, 0] = np.nan
+    return X
+
+
+def test_text_and_graphviz_print_the_weighted_sum(oblique_model):
+    model, _ = oblique_model
+    tree = model.tree_
+    names = ["a", "b", "c"]
+    text = tl.export_text(model, feature_names=names)
+    f, w = tree.split_terms(0)
+    terms = " ".join(("" if k == 0 else ("- " if v < 0 else "+ ")) + f"{abs(v):.2f}*{names[g]}"
+                     if k else (("-" if v < 0 else "") + f"{abs(v):.2f}*{names[g]}")
+                     for k, (g, v) in enumerate(zip(f, w, strict=True)))
+    assert text.splitlines()[0] == f"|--- {terms} <= {tree.threshold[0]:.2f}"
+    dot = tl.export_graphviz(model, feature_names=names)
+    assert f'0 [label="{terms}\\n' in dot
+    assert f'0 -> 1 [label="<= {tree.threshold[0]:.2f}"]' in dot
+
+
+def test_python_and_sql_predict_exactly_like_the_model(oblique_model, rng):
+    import sqlite3
+
+    model, _ = oblique_model
+    X = _rows_with_holes(rng)
+    # the Tree routes holes by missing_branch (the estimator refuses them at predict)
+    want = model.classes_[np.argmax(model.tree_.predict(X)[:, 0, :], axis=1)]
+    space: dict = {}
+    exec(tl.export_python(model), space)
+    got = np.array([space["predict"](list(r)) for r in X])
+    assert np.array_equal(got, want)
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (a REAL, b REAL, c REAL)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                    [tuple(None if np.isnan(v) else float(v) for v in r) for r in X])
+    sql = tl.export_sql(model, table="t", feature_names=["a", "b", "c"], proba=True)
+    rows = con.execute(sql).fetchall()
+    assert np.array_equal(np.array([r[0] for r in rows]), want)
+    proba = model.tree_.predict(X)[:, 0, :]
+    assert np.array_equal(np.array([r[1:] for r in rows]), proba / proba.sum(axis=1,
+                                                                              keepdims=True))
+    reg = ObliqueTreeRegressor(random_state=0, max_depth=4).fit(X[:, :][~np.isnan(X).any(1)],
+                                                                 rng.normal(size=int((~np.isnan(
+                                                                     X).any(1)).sum())))
+    space = {}
+    exec(tl.export_python(reg), space)
+    assert np.array_equal(np.array([space["predict"](list(r)) for r in X]),
+                          reg.tree_.predict(X)[:, 0, 0])
+
+
+def test_rules_route_every_row_to_its_leaf(oblique_model, rng):
+    from treelearn.export.rules import leaf_rules
+
+    model, _ = oblique_model
+    X = _rows_with_holes(rng)
+    leaves = model.tree_.apply(X)
+    hit = np.full(X.shape[0], -1)
+    for rule in leaf_rules(model):
+        ok = np.ones(X.shape[0], dtype=bool)
+        for c in rule.conditions:
+            ok &= c.satisfied(X)
+        assert np.all(hit[ok] == -1)  # one rule per row
+        hit[ok] = rule.leaf
+    assert np.array_equal(hit, leaves)
+    assert " <= " in tl.export_rules(model) and "*feature_" in tl.export_rules(model)
+
+
+def test_decision_regions_are_the_leaves_polygons(rng):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from treelearn.export.plot import leaf_polygons
+
+    X = rng.random((400, 2))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (X[:, 0] - X[:, 1] > 0.5)
+    model = ObliqueTreeClassifier(random_state=0, max_depth=4).fit(X, y)
+    ax = tl.plot_decision_regions(model, X, y)
+    limits = (ax.get_xlim(), ax.get_ylim())
+    polys = leaf_polygons(model.tree_, limits)
+    area = 0.0
+    for leaf, corners in polys.items():
+        if len(corners) < 3:
+            continue
+        P = np.array(corners)
+        a = 0.5 * abs(np.dot(P[:, 0], np.roll(P[:, 1], 1)) - np.dot(P[:, 1], np.roll(P[:, 0], 1)))
+        area += a
+        if a > 1e-9:  # the centroid of a leaf's polygon lands in that leaf
+            assert model.apply(P.mean(axis=0, keepdims=True))[0] == leaf
+    total = (limits[0][1] - limits[0][0]) * (limits[1][1] - limits[1][0])
+    assert area == pytest.approx(total, rel=1e-9)
+    shown = {p.get_gid() for p in ax.patches}
+    assert shown == {f"leaf-{k}" for k, c in polys.items() if len(c) >= 3}
+
+
+def test_to_sklearn_and_packed_forests_refuse_oblique_trees(oblique_model):
+    from treelearn.ensemble._packed import PackedForest
+
+    model, _ = oblique_model
     with pytest.raises(ValueError, match="cannot convert an oblique tree"):
-        tl.to_sklearn(clf)
-    from treelearn._paths import leaf_conditions
-    with pytest.raises(ValueError, match="weighted sum"):
-        leaf_conditions(clf.tree_)
+        tl.to_sklearn(model)
+    with pytest.raises(ValueError, match="oblique splits"):
+        PackedForest([model.tree_])
+
+
+# -- forests -------------------------------------------------------------------------------------
+
+@given(node_data(p=3), criteria, st.integers(1, 2))
+def test_best_projection_matches_the_twin(data, crit, min_leaf):
+    X, y, yreg, w = data
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    ptr = np.array([0, 1, 3, 6], dtype=np.int64)
+    pf = np.array([1, 0, 2, 0, 1, 2], dtype=np.int64)
+    pw = np.array([1.0, -1.0, 2.0, 0.5, 1.0, -1.0])
+    sc, t, k = kernel.best_projection(X, rows, ptr, pf, pw, y, yreg, w, 3, crit, min_leaf, 0.0)
+    scores = []
+    for j in range(3):
+        wt = np.zeros(3)
+        wt[pf[ptr[j]:ptr[j + 1]]] = pw[ptr[j]:ptr[j + 1]]
+        scores.append(twin_best_cut(X.astype(np.float64) @ wt, rows, y, yreg, w, 3, crit,
+                                    min_leaf, 0.0))
+    if not np.isfinite(min(scores)):
+        assert k == -1
+        return
+    assert k == int(np.argmin(scores))  # the first of equal scores
+    assert sc == pytest.approx(min(scores), rel=1e-9, abs=1e-9)
+
+
+def test_projections_are_sparse_signed_and_scaled(rng):
+    from treelearn.oblique import draw_projections
+
+    feats = np.array([0, 2, 3, 5])
+    scale = np.array([1.0, 9.0, 2.0, 4.0, 9.0, 0.5])
+    ptr, f, wt = draw_projections(np.random.RandomState(0), feats, 6, 2000, 2.0, scale)
+    counts = np.diff(ptr)
+    assert counts.min() >= 1 and abs(counts.mean() - 2.0) < 0.15  # density 2 of 4 features
+    assert set(f.tolist()) <= set(feats.tolist())
+    for a, b in zip(ptr[:-1], ptr[1:], strict=True):
+        assert np.all(np.diff(f[a:b]) > 0)
+    assert np.allclose(np.abs(wt) * scale[f], 1.0)
+    assert 0.45 < np.mean(wt > 0) < 0.55
+
+
+def test_oblique_forest_on_a_sparse_slanted_boundary(rng):
+    """x0 + x1 - x2 > 0.2 among six features: SPORF's sparse projections find it (0.994
+    held out, measured), the axis-aligned forest draws staircases (0.944)."""
+    n, p = 2000, 6
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + X[:, 1] - X[:, 2] > 0.2).astype(int)
+    a, b, c, d = train_test_split(X, y, random_state=0)
+    forest = tl.ObliqueRandomForestClassifier(n_estimators=30, random_state=0, oob_score=True,
+                                              n_jobs=2).fit(a, c)
+    axis = tl.RandomForestClassifier(n_estimators=30, random_state=0).fit(a, c)
+    assert forest.score(b, d) > axis.score(b, d) + 0.03
+    assert 0.9 < forest.oob_score_ <= 1.0
+    # the forest's probabilities are the mean of its trees' class fractions
+    mean = np.mean([t.predict_proba(b) for t in forest.estimators_], axis=0)
+    assert np.allclose(forest.predict_proba(b), mean)
+    assert forest.apply(b).shape == (b.shape[0], 30)
+    assert np.isclose(forest.feature_importances_.sum(), 1.0)
+    assert any(t.tree_.is_oblique for t in forest.estimators_)
+    # warm start adds trees; OOB estimates work on the training rows
+    forest.set_params(warm_start=True, n_estimators=35).fit(a, c)
+    assert len(forest.estimators_) == 35
+    curve = forest.oob_error_curve(a, c)
+    assert curve.shape == (35,) and np.all(curve[5:] < 0.1)
+
+
+def test_oblique_forest_regressor_and_model_files(rng, tmp_path):
+    X = rng.random((400, 4))
+    y = 3 * X[:, 0] - 2 * X[:, 1] + 0.1 * rng.normal(size=400)
+    reg = tl.ObliqueRandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
+    assert reg.score(X, y) > 0.9
+    path = tl.save(reg, tmp_path / "f.tlm")
+    back = tl.load(path)
+    assert isinstance(back, tl.ObliqueRandomForestRegressor)
+    assert np.array_equal(back.predict(X), reg.predict(X))
+    assert all(a.tree_ == b.tree_ for a, b in zip(reg.estimators_, back.estimators_,
+                                                 strict=True))
+
+
+def test_oblique_forests_refuse_what_they_cannot_read(rng):
+    X = rng.random((100, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="impute the missing values"):
+        tl.ObliqueRandomForestClassifier(n_estimators=2).fit(Xn, y)
+    forest = tl.ObliqueRandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="impute the missing values"):
+        forest.predict(Xn)
+    with pytest.raises(ValueError, match="n_projections"):
+        tl.ObliqueRandomForestClassifier(n_projections=None).fit(X, y)
+    with pytest.raises(ValueError, match="does not take oblique trees"):
+        tl.BaggingClassifier(ObliqueTreeClassifier()).fit(X, y)

@@ -44,6 +44,7 @@ from .pruning import Pruner, RuleSet
 _LAZY = {
     **dict.fromkeys(("AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
                      "ExtraTreesClassifier", "ExtraTreesRegressor", "MajorityClassifier",
+                     "ObliqueRandomForestClassifier", "ObliqueRandomForestRegressor",
                      "OneRClassifier", "RandomForestClassifier", "RandomForestRegressor"),
                     ".ensemble"),
     **dict.fromkeys(("explore", "export_graphviz", "export_python", "export_rules",
@@ -87,6 +88,8 @@ __all__ = [
     "ID3Classifier",
     "M5Regressor",
     "MajorityClassifier",
+    "ObliqueRandomForestClassifier",
+    "ObliqueRandomForestRegressor",
     "ObliqueTreeClassifier",
     "ObliqueTreeRegressor",
     "OneRClassifier",

@@ -321,4 +321,5 @@ def fit_linear_leaves(tree: Tree, X, y: np.ndarray, w: np.ndarray, *,
         lin_coef=lcoef[tl_, tj], lin_fill=fill[tl_, tj],
         lin_intercept=lin_intercept, lin_set_ptr=set_ptr,
         lin_set_code=_joined(set_code, np.intp), lin_set_one=_joined(set_one, np.bool_),
+        obl_ptr=out.obl_ptr, obl_feature=out.obl_feature, obl_weight=out.obl_weight,
         _trusted=True)

@@ -14,7 +14,8 @@ sparse random directions (two features each, weights ``+-1`` over the feature's 
 deviation, the form of Tomita et al.'s SPORF projections), each refined the same way; the
 best of all is kept when it beats the best single-feature split. Starting from the
 single-feature split keeps the weights sparse: a weight becomes nonzero only where moving it
-paid, so most splits read as two to four terms.
+paid; then Breiman et al.'s backward deletion drops the terms that add (almost) nothing
+(``deletion_tolerance``), so most splits read as two to four terms.
 
 Weights are scaled to unit length (``0.71*x1 + 0.71*x2 <= 0.71``) and the threshold chosen
 again on the scaled sum, which is computed exactly as the tree routes rows (terms in feature
@@ -35,6 +36,8 @@ cost per node is small beside the search's sorts, measured in ``benchmarks/bench
 from __future__ import annotations
 
 import heapq
+import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,6 +73,8 @@ _CLF_CRITERIA = {"gini": kernel.GINI, "entropy": kernel.ENTROPY, "log_loss": ker
 _REG_CRITERIA = {"squared_error": kernel.SQUARED_ERROR}
 #: Random start directions' number of features (SPORF's sparse projections at density 2/p).
 START_TERMS = 2
+#: Most random projections per node (YDF's ``sparse_oblique_max_num_projections``).
+MAX_PROJECTIONS = 6000
 
 
 def node_impurity(stats: np.ndarray, wt: float, crit: int) -> float:
@@ -84,11 +89,53 @@ def node_impurity(stats: np.ndarray, wt: float, crit: int) -> float:
     return float(-np.sum(p * np.log2(p)))
 
 
+class Search(NamedTuple):
+    """How a node's split is searched: OC1 (``n_projections == 0``) with its cycles, random
+    starts and backward deletion, or the best of ``n_projections`` random sparse projections
+    (SPORF) with ``projection_density`` features each on average."""
+
+    max_cycles: int
+    n_starts: int
+    deletion_tolerance: float
+    n_projections: int
+    projection_density: float
+
+
+def resolve_projections(spec, n_features: int) -> int:
+    """The number of random projections per node: 0 for None (OC1's search), ``spec`` for an
+    int, ``ceil(n_features ** 1.5)`` for "auto" (at most :data:`MAX_PROJECTIONS`)."""
+    if spec is None:
+        return 0
+    if isinstance(spec, str):
+        return int(min(MAX_PROJECTIONS, math.ceil(n_features ** 1.5)))
+    return int(spec)
+
+
+def draw_projections(rng: np.random.RandomState, feats: np.ndarray, p: int, k: int,
+                     density: float, scale: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``k`` sparse random projections over the features ``feats`` (CSR: pointer, features
+    in increasing order, weights): each feature is in a projection with probability
+    ``density / len(feats)`` (at least one feature each), weight +1 or -1 over the feature's
+    standard deviation (SPORF's binary weights on standardized features)."""
+    m = feats.shape[0]
+    keep = rng.random_sample((k, m)) < min(1.0, density / m)
+    empty = ~keep.any(axis=1)
+    keep[np.flatnonzero(empty), rng.randint(0, m, int(empty.sum()))] = True
+    rows, cols = np.nonzero(keep)  # row-major: features increasing within a projection
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(np.bincount(rows, minlength=k))
+    f = feats[cols].astype(np.int64)
+    weights = np.where(rng.random_sample(f.shape[0]) < 0.5, -1.0, 1.0) / scale[f]
+    return ptr, f, weights
+
+
 def grow(X: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, K: int, crit: int,
-         settings, min_impurity_decrease: float, max_cycles: int, n_starts: int,
+         settings, min_impurity_decrease: float, how: Search,
          random_state: np.random.RandomState) -> Tree:
     """The oblique tree of ``(X, y, w)`` (rows of positive weight, no NaN), depth-first or,
     with ``settings.max_leaf_nodes``, best-first by impurity decrease."""
+    max_cycles, n_starts, deletion_tolerance = how.max_cycles, how.n_starts, \
+        how.deletion_tolerance
     n, p = X.shape
     classify = crit != kernel.SQUARED_ERROR
     n_values = K if classify else 1
@@ -134,6 +181,31 @@ def grow(X: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, K: in
             feats = np.sort(random_state.choice(p, settings.max_features, replace=False))
         else:
             feats = np.arange(p)
+        if how.n_projections > 0:
+            weight, score, thr, n_terms = projections(rows, feats)
+        else:
+            weight, score, thr, n_terms = oc1(rows, feats)
+        if not np.isfinite(score):
+            return None
+        return finish(rows, m, wt, imp, weight, score, thr, n_terms, how.n_projections == 0)
+
+    def projections(rows: np.ndarray, feats: np.ndarray):
+        """SPORF's search at the node: the best of ``how.n_projections`` random sparse
+        projections (weights, score, threshold, number of terms)."""
+        ptr, pf, pw = draw_projections(random_state, feats, p, how.n_projections,
+                                       how.projection_density, scale)
+        score, thr, best = kernel.best_projection(X, rows, ptr, pf, pw, y, yr, w, K, crit,
+                                                  settings.min_samples_leaf,
+                                                  settings.min_weight_leaf)
+        weight = np.zeros(p)
+        if best < 0:
+            return weight, np.inf, np.nan, 0
+        a, b = ptr[best], ptr[best + 1]
+        weight[pf[a:b]] = pw[a:b]
+        return weight, score, thr, int(b - a)
+
+    def oc1(rows: np.ndarray, feats: np.ndarray):
+        """OC1's search at the node: (weights, score, threshold, number of terms)."""
         starts = np.zeros((n_starts if feats.size >= START_TERMS else 0, p))
         for r in range(starts.shape[0]):
             pick = random_state.choice(feats, START_TERMS, replace=False)
@@ -142,8 +214,27 @@ def grow(X: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, K: in
         score, thr, n_terms = kernel.search_node(
             X, rows, feats.astype(np.int64), starts, y, yr, w, K, crit,
             settings.min_samples_leaf, settings.min_weight_leaf, max_cycles, tol, weight)
-        if not np.isfinite(score):
-            return None
+        return weight, score, thr, n_terms
+
+    def finish(rows, m, wt, imp, weight, score, thr, n_terms, deletion: bool):
+        """Backward deletion (after OC1), unit length, and the stopping rule of the split's
+        decrease: (decrease, weights, threshold), or None."""
+        if n_terms > 1 and deletion_tolerance > 0.0 and deletion:
+            # Breiman et al.'s backward deletion: drop the terms of least effect (|weight|
+            # times the feature's spread) while the split keeps (1 - tolerance) of its gain
+            full_gain = wt * imp - score
+            z = np.empty(m)
+            for f in np.argsort(np.abs(weight) * scale, kind="stable"):
+                if weight[f] == 0.0 or np.count_nonzero(weight) <= 1:
+                    continue
+                trial = weight.copy()
+                trial[f] = 0.0
+                kernel.project(X, rows, trial, z)
+                sc, t = kernel.best_cut(z, rows, y, yr, w, K, crit, settings.min_samples_leaf,
+                                        settings.min_weight_leaf)
+                if np.isfinite(sc) and wt * imp - sc >= (1.0 - deletion_tolerance) * full_gain:
+                    weight, score, thr = trial, sc, t
+            n_terms = int(np.count_nonzero(weight))
         if n_terms > 1:
             # unit length, the largest weight positive (the same partition, mirrored)
             weight /= np.sqrt(np.dot(weight, weight))
@@ -260,6 +351,19 @@ _DOC_PARAMS = """
     n_starts : int, default=5
         Random sparse start directions refined at each node besides the best single-feature
         split (OC1's restarts; 0: only the single-feature start).
+    n_projections : int, "auto" or None, default=None
+        None: OC1's search (above). An int or "auto" (``ceil(n_features ** 1.5)``, at most
+        6000): instead, the best of that many sparse random projections per node, SPORF's
+        split (Tomita et al. 2020; YDF's ``SPARSE_OBLIQUE``), as the oblique forests use.
+    projection_density : float, default=2.0
+        With ``n_projections``: features per projection on average (SPORF's ``lambda``,
+        YDF's ``projection_density_factor``); each weight is +1 or -1 over the feature's
+        standard deviation.
+    deletion_tolerance : float, default=0.01
+        Breiman et al.'s backward deletion: after the search, the terms of least effect
+        (``|weight|`` times the feature's standard deviation) are dropped one by one while the
+        split keeps at least ``1 - deletion_tolerance`` of its impurity decrease (0: keep
+        every term the search moved).
     random_state : int, RandomState or None, default=None
         Draws the features of ``max_features`` and the random starts.
     ccp_alpha : float, default=0.0
@@ -310,6 +414,11 @@ class _ObliqueTree(BaseDecisionTree):
                 "criterion": [Options(tuple(self._criteria))],
                 "prune": [Options(("cv", "reduced_error", "pessimistic", "mdl")), None],
                 "max_cycles": [Interval("int", 0, None)],
+                "n_projections": [Interval("int", 1, None), Options(("auto",)), None],
+                "projection_density": [Interval("real", 0.0, None, "neither"),
+                                       Interval("int", 1, None)],
+                "deletion_tolerance": [Interval("real", 0.0, 1.0, "left"),
+                                       Interval("int", 0, 0)],
                 "n_starts": [Interval("int", 0, None)]}
 
     def _check_numeric(self, X) -> None:
@@ -345,10 +454,24 @@ class _ObliqueTree(BaseDecisionTree):
                             "supported.")
         X_raw = X
         X, y = self._validate_table(X, y, fitting=True)
-        self._check_numeric(X)
         y = check_y_1d(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        ycls, yreg, w, _, n_values, K = self._encode_target(y, sw)
+        target = self._encode_target(y, sw)
+        return self._fit_encoded(X, X_raw, y, sw if sample_weight is not None else None, target)
+
+    def _validate_table(self, X, y=None, fitting: bool = False):
+        if sp.issparse(X):
+            raise TypeError(f"{type(self).__name__} needs dense X; sparse input is not "
+                            "supported.")
+        out = super()._validate_table(X, y, fitting)
+        if fitting:
+            self._check_numeric(out[0])
+        return out
+
+    def _fit_encoded(self, X, X_raw, y, sw, target, shared=None):
+        """The fit after validation (as :meth:`BaseDecisionTree._fit_encoded`; forests call it
+        with each tree's weights in ``target``; ``shared`` is not used: the search reads X)."""
+        ycls, yreg, w, _, n_values, K = target
         crit = self._criteria[self.criterion]
         settings = _resolve(self, X.shape[0], X.shape[1], w)
         rng = check_random_state(settings.seed)
@@ -362,10 +485,13 @@ class _ObliqueTree(BaseDecisionTree):
         if keep.size == 0:
             raise ValueError("sample_weight has no positive entry: there is nothing to fit.")
         Xk = np.ascontiguousarray(X[keep], dtype=np.float32)
+        search = Search(int(self.max_cycles), int(self.n_starts),
+                        float(self.deletion_tolerance),
+                        resolve_projections(self.n_projections, X.shape[1]),
+                        float(self.projection_density))
         tree = grow(Xk, ycls[keep] if ycls.size else ycls, yreg[keep] if yreg.size else yreg,
                     np.ascontiguousarray(w_grow[keep]), K if n_values > 1 else 1, crit,
-                    settings, float(self.min_impurity_decrease), int(self.max_cycles),
-                    int(self.n_starts), rng)
+                    settings, float(self.min_impurity_decrease), search, rng)
         cost = getattr(self, "cost_matrix_", None)
         if self.ccp_alpha > 0.0:
             tree = prune_to_alpha(tree, self.ccp_alpha, self.ccp_risk, cost)
@@ -374,8 +500,8 @@ class _ObliqueTree(BaseDecisionTree):
             self.__dict__.pop(stale, None)
         if self.prune is not None:
             self.unpruned_tree_ = tree
-            tree = self._post_prune(tree, X, X_raw, y, sw if sample_weight is not None else None,
-                                    ycls, yreg, w, crit, validation, settings.seed)
+            tree = self._post_prune(tree, X, X_raw, y, sw, ycls, yreg, w, crit, validation,
+                                    settings.seed)
         self.tree_ = tree
         self.n_outputs_ = 1
         self.max_features_ = settings.max_features
@@ -439,9 +565,10 @@ class ObliqueTreeClassifier(ProbaClassifierMixin, ClassifierMixin, _ObliqueTree)
     def __init__(self, *, criterion="gini", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, max_cycles=5, n_starts=5,
-                 random_state=None, class_weight=None, ccp_alpha=0.0, prune=None, prune_cv=10,
-                 prune_rule="1se", ccp_risk="impurity", confidence_factor=0.25,
-                 validation_fraction=0.2, n_jobs=None):
+                 deletion_tolerance=0.01, n_projections=None, projection_density=2.0,
+                 random_state=None, class_weight=None, ccp_alpha=0.0,
+                 prune=None, prune_cv=10, prune_rule="1se", ccp_risk="impurity",
+                 confidence_factor=0.25, validation_fraction=0.2, n_jobs=None):
         keep_params(self, locals())
 
     def _constraints(self) -> dict:
@@ -481,8 +608,10 @@ class ObliqueTreeRegressor(RegressorMixin, _ObliqueTree):
     def __init__(self, *, criterion="squared_error", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, max_cycles=5, n_starts=5,
-                 random_state=None, ccp_alpha=0.0, prune=None, prune_cv=10, prune_rule="1se",
-                 ccp_risk="impurity", validation_fraction=0.2, n_jobs=None):
+                 deletion_tolerance=0.01, n_projections=None, projection_density=2.0,
+                 random_state=None, ccp_alpha=0.0, prune=None,
+                 prune_cv=10, prune_rule="1se", ccp_risk="impurity", validation_fraction=0.2,
+                 n_jobs=None):
         keep_params(self, locals())
 
     confidence_factor = 0.25

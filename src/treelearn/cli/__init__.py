@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="the table (.csv, .tsv, .parquet)")
     p.add_argument("--target", required=True, help="the column to predict")
     p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "m5", "forest",
-                                           "extra", "adaboost", "oner", "optimal"),
+                                           "extra", "adaboost", "oner", "optimal", "oblique"),
                    default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
@@ -99,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "of --max-depth); oner (Holte's one-attribute rule, a yardstick); "
                         "optimal (the proven optimal tree of --max-depth, default 3, by "
                         "branch and bound; text columns tested level by level, no holes in "
-                        "numeric columns)")
+                        "numeric columns); oblique (splits on weighted sums of numeric "
+                        "columns, w1*x1 + w2*x2 <= t, by OC1's search; no category columns, "
+                        "no holes; unpruned unless --prune)")
     p.add_argument("--time-limit", type=float,
                    help="seconds the optimal search may take (default: to its end); the "
                         "best tree found so far is kept")

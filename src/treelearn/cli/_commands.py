@@ -145,7 +145,8 @@ ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "adaboost": ("AdaBoostClassifier", None),
                "oner": ("OneRClassifier", None),
                "m5": (None, "M5Regressor"),
-               "optimal": ("OptimalTreeClassifier", None)}
+               "optimal": ("OptimalTreeClassifier", None),
+               "oblique": ("ObliqueTreeClassifier", "ObliqueTreeRegressor")}
 _TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                  "max_leaf_nodes", "splitter")
 _ENSEMBLES = ("forest", "extra", "adaboost", "oner")
@@ -158,11 +159,11 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     name = clf if task == "classification" else reg
     if name is None and task == "classification":
         raise UserError(f"--algorithm {args.algorithm} is for regression; the target is "
-                        "classes (use cart, c45, id3, tree, forest, extra, adaboost or oner, "
-                        "or --task regression)")
+                        "classes (use cart, c45, id3, tree, oblique, forest, extra, adaboost "
+                        "or oner, or --task regression)")
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
-                        "numeric (use cart, tree, m5, forest or extra, or --task "
+                        "numeric (use cart, tree, m5, oblique, forest or extra, or --task "
                         "classification)")
     algo = args.algorithm
     if algo in _ENSEMBLES and args.prune is not None:
@@ -186,6 +187,17 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
                                                time_limit=args.time_limit,
                                                verbose=not args.quiet,
                                                categorical_features=cats)
+    if algo == "oblique":
+        if "splitter" in given:
+            raise UserError("an oblique tree has its own split search; leave out --splitter")
+        if cats:
+            raise UserError("oblique splits are weighted sums of numeric columns; the table "
+                            f"has category columns ({', '.join(cols.categorical)}): encode "
+                            "them as numbers, or use another algorithm")
+        params = {"random_state": args.seed, "n_jobs": -1, **given}
+        if args.prune is not None:
+            params["prune"] = None if args.prune == "none" else args.prune
+        return getattr(treelearn, name)(**params)
     if algo == "oner":
         if given:
             raise UserError(f"oner has no tree options (got --{next(iter(given))})".replace(

@@ -1,6 +1,6 @@
 """The search for an oblique split ``w . x <= t`` at one node: cut scans and coordinate moves.
 
-Three kernels, each a step of Murthy, Kasif & Salzberg's OC1 (JAIR 2, 1994), which makes
+Kernels, each a step of Murthy, Kasif & Salzberg's OC1 (JAIR 2, 1994), which makes
 Breiman et al.'s linear-combination search (CART, 1984, section 5.2.2) exact:
 
 * :func:`best_cut`: the best threshold of one projection ``z = w . x`` of the node's rows
@@ -11,6 +11,8 @@ Breiman et al.'s linear-combination search (CART, 1984, section 5.2.2) exact:
   ``x_jm > 0`` and ``a >= U_j`` for ``x_jm < 0``, with ``U_j = (w_m x_jm - V_j) / x_jm``; so
   sweeping ``a`` upwards over the sorted ``U_j`` moves one row from one side to the other at
   each ``U_j``, and every partition reachable by changing ``w_m`` is scored in one scan;
+* :func:`best_projection`: the best of many sparse random projections (SPORF's split,
+  Tomita et al. 2020, the oblique forests' search);
 * :func:`search_node`: the node's search: the best split on one feature among the
   candidates, then (``max_cycles > 0``) OC1's cycles of perturbation from it and from each
   given start direction (random sparse directions drawn by the caller), keeping the best.
@@ -142,6 +144,31 @@ def best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf):
                 t = lo
             thr = t
     return best, thr
+
+
+@njit
+def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf, min_wleaf):
+    """The best of the sparse projections ``k`` with terms ``ptr[k]:ptr[k + 1]`` of
+    ``(pfeat, pweight)`` (features increasing): ``(score, threshold, k)`` of the least
+    :func:`best_cut` score, the first on ties; ``k = -1`` when none qualifies."""
+    n = rows.shape[0]
+    z = np.empty(n)
+    best = np.inf
+    best_thr = np.nan
+    best_k = -1
+    for k in range(ptr.shape[0] - 1):
+        for i in range(n):
+            r = rows[i]
+            s = 0.0
+            for t in range(ptr[k], ptr[k + 1]):
+                s += pweight[t] * np.float64(X[r, pfeat[t]])
+            z[i] = s
+        sc, t = best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf)
+        if sc < best:
+            best = sc
+            best_thr = t
+            best_k = k
+    return best, best_thr, best_k
 
 
 @njit

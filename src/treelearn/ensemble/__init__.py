@@ -1,5 +1,5 @@
-"""Ensembles of treelearn trees: bagging, random forests, extra trees, AdaBoost, and the
-OneR and majority-class baselines.
+"""Ensembles of treelearn trees: bagging, random forests, extra trees, oblique random
+forests, AdaBoost, and the OneR and majority-class baselines.
 
 Many trees grown on one prepared X (:mod:`._forest`, :mod:`._bagging`), predicting through
 one packed set of arrays (:mod:`._packed`).
@@ -14,6 +14,7 @@ from ._forest import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from ._oblique import ObliqueRandomForestClassifier, ObliqueRandomForestRegressor
 
 __all__ = [
     "AdaBoostClassifier",
@@ -22,6 +23,8 @@ __all__ = [
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
     "MajorityClassifier",
+    "ObliqueRandomForestClassifier",
+    "ObliqueRandomForestRegressor",
     "OneRClassifier",
     "RandomForestClassifier",
     "RandomForestRegressor",

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 
 from .._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 from .._validation import InstanceOf, Interval
+from ..oblique import _ObliqueTree
 from ._forest import (
     _ENSEMBLE_CONSTRAINTS,
     _BaseEnsemble,
@@ -63,6 +64,11 @@ class _Bagging(_BaseEnsemble):
             kind = "classifier" if want is ClassifierMixin else "regressor"
             raise TypeError(f"{type(self).__name__} needs a {kind} tree as estimator; got "
                             f"{type(est).__name__}.")
+        if isinstance(est, _ObliqueTree):
+            # the packed forest routes by one feature per node
+            raise ValueError(f"{type(self).__name__} does not take oblique trees as estimator; "
+                             "use ObliqueRandomForestClassifier/Regressor (bagged oblique "
+                             "trees, SPORF's random projections at each split).")
         if getattr(est, "linear_leaves", False):
             # the packed forest predicts leaf values; linear leaves would be dropped silently
             raise ValueError(f"{type(self).__name__} does not take model trees "

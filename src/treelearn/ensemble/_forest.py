@@ -223,7 +223,7 @@ class _BaseEnsemble(BaseEstimator):
         data = _fitted_data_attributes(template)
         own = template._encode_target(y, np.ones(n))[2]  # the base tree's class weights
         shared = None
-        if not sp.issparse(X):
+        if not sp.issparse(X) and self._shares_prepared_data:
             w_bin = np.ones(n) if base_w is None else base_w
             shared = _Shared.prepare(template, X, w_bin, seeds[0], parallel=threads == 1)
             data = _fitted_data_attributes(template)  # with the binner_ of "hist"
@@ -295,6 +295,10 @@ class _BaseEnsemble(BaseEstimator):
                              "out-of-bag estimates, are not known here.")
 
     # -- hooks of the ensemble kinds -------------------------------------------------------------
+    #: Whether the trees grow from one prepared X (the axis-aligned engine's presorted lists
+    #: or bins); trees that read X itself (oblique ones) set it False.
+    _shares_prepared_data = True
+
     def _uses_subspaces(self) -> bool:
         return False
 

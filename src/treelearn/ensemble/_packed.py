@@ -358,6 +358,9 @@ class PackedForest:
                  store: bool = False, crit: int | None = None, verify: bool = True):
         if not trees:
             raise ValueError("a packed forest needs at least one tree")
+        if any(t.is_oblique for t in trees):
+            raise ValueError("a packed forest routes by one feature per node; it cannot hold "
+                             "trees with oblique splits.")
         counts = np.array([t.node_count for t in trees], dtype=np.int64)
         total = int(counts.sum())
         if total >= np.iinfo(np.int32).max // 2:

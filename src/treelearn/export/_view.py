@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._paths import node_terms, sum_text
 from .._tree import Tree, expected_costs
 
 
@@ -53,6 +54,14 @@ class TreeView:
         if self.cost_matrix is not None:
             return np.argmin(expected_costs(value, self.cost_matrix), axis=1)
         return np.argmax(value, axis=1)
+
+    def split_name(self, node: int, decimals: int | None = 2) -> str:
+        """What internal ``node`` compares: its feature's name, or at an oblique split the
+        weighted sum (``0.71*x1 + 0.71*x2``, weights with ``decimals`` digits)."""
+        terms = node_terms(self.tree, node)
+        if terms:
+            return sum_text(terms, self.feature_names, decimals)
+        return self.feature_names[int(self.tree.feature[node])]
 
     @cached_property
     def node_class(self) -> np.ndarray:
@@ -102,21 +111,12 @@ class TreeView:
         return out + f" {'-' if icpt < 0 else '+'} {num(abs(icpt))}"
 
 
-#: The readers that speak oblique splits (``Tree.obl_*``); the others refuse such trees by name
-#: rather than show a split on one feature that the tree does not make.
-OBLIQUE_READERS = frozenset({"plot_feature_importances", "export_text"})
-
-
 def view_of(model, feature_names: Sequence[str] | None = None,
             class_names: Sequence | None = None, caller: str = "export") -> TreeView:
     """The :class:`TreeView` of ``model``; names given here override the model's own."""
     from ..interop import estimator_and_tree
 
     est, tree = estimator_and_tree(model, caller)
-    if tree.is_oblique and caller not in OBLIQUE_READERS:
-        raise ValueError(f"{caller} does not read oblique splits (weighted sums of features) "
-                         "yet; predict with the model, or read its splits with "
-                         "tree_.split_terms(node).")
     if feature_names is None:
         names = getattr(est, "feature_names_in_", None)
         feature_names = ([str(n) for n in names] if names is not None

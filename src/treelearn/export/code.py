@@ -17,6 +17,11 @@ arithmetic operation for operation, so their predictions are the model's, not ap
   expected cost summed in :func:`treelearn._tree.expected_costs`' order; probabilities divided
   by their sum grouped as NumPy's pairwise sum groups it.
 
+* **Oblique splits**: the weighted sum ``w1 * x1 + w2 * x2 + ...`` summed left to right in
+  float64 and compared with the threshold itself, as the model does; a missing value in any
+  term is a missing sum. Generated Python rounds each value to float32 first, as the model
+  reads it; SQL, which has no float32, multiplies the value as stored (identical for values
+  that are float32 numbers, as for linear leaves below).
 * **Linear leaves** (model trees): the intercept, then each coefficient times its value,
   summed left to right as the model sums; a missing value reads the leaf's fill value. The
   model multiplies the float32 rounding of each value: generated Python rounds the same way,
@@ -41,7 +46,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._paths import Condition, branch_condition
+from .._paths import Condition, branch_condition, node_terms
 from .._tree import MISSING_FRACTIONAL, Tree
 from .._version import __version__
 from ._view import TreeView, view_of
@@ -183,7 +188,7 @@ def _mix(*parts):
 
 
 
-_PY_LINEAR = '''
+_PY_F32 = '''
 
 import math
 import struct
@@ -195,7 +200,24 @@ def _f32(v):
         return struct.unpack("f", struct.pack("f", float(v)))[0]
     except OverflowError:
         return math.copysign(math.inf, float(v))
+'''
 
+
+_PY_OBLIQUE = '''
+
+def _wsum(x, terms):
+    """An oblique split's weighted sum, left to right from 0.0 as the model sums it (NaN
+    when a term's value is missing)."""
+    s = 0.0
+    for f, w in terms:
+        if _missing(x[f]):
+            return math.nan
+        s = s + w * _f32(x[f])
+    return s
+'''
+
+
+_PY_LINEAR = '''
 
 def _lin(v, terms):
     """A leaf's linear model: the intercept plus coefficient * value, left to right (a
@@ -230,6 +252,12 @@ def _tests(view: TreeView, node: int, sql: bool) -> tuple[str, list[str]]:
     """
     tree = view.tree
     f = int(tree.feature[node])
+    terms = node_terms(tree, node)
+    if terms:
+        # the sum is compared with the threshold itself (float64 against float64)
+        x = _sql_sum(view, terms) if sql else f"_wsum(x, {terms!r})"
+        thr = repr(float(tree.threshold[node]))
+        return (f"{x} IS NULL" if sql else f"_missing({x})"), [f"{x} <= {thr}", f"{x} > {thr}"]
     if sql:
         x = _sql_name(view.feature_names[f])
         lit, missing, into = _sql_literal, f"{x} IS NULL", (lambda xs: f"IN ({', '.join(xs)})")
@@ -392,6 +420,10 @@ def _python_module(view: TreeView, labels, funcs: list[str]) -> str:
                              for row in view.cost_matrix)
             head.append(f"COSTS = ({rows},)  # COSTS[true][predicted]")
     body = [_PY_HELPERS]
+    if tree.has_linear_leaves or tree.is_oblique:
+        body.append(_PY_F32)
+    if tree.is_oblique:
+        body.append(_PY_OBLIQUE)
     if tree.has_linear_leaves:
         body.append(_PY_LINEAR)
     if view.is_classifier:
@@ -437,9 +469,19 @@ def predict(x):
 
 # -- SQL -------------------------------------------------------------------------------------------
 
+def _sql_sum(view: TreeView, terms) -> str:
+    """An oblique split's weighted sum in SQL, left to right (NULL when a value is)."""
+    return "(" + " + ".join(f"{float(w)!r} * {_sql_name(view.feature_names[f])}"
+                            for f, w in terms) + ")"
+
+
 def _sql_condition(view: TreeView, c: Condition) -> str:
     """A :class:`Condition` in SQL (NULL is a missing value; a level the node never saw
     counts as missing)."""
+    if c.terms:
+        x = _sql_sum(view, c.terms)
+        test = f"{x} {c.op} {float(c.threshold)!r}"
+        return f"({x} IS NULL OR {test})" if c.missing else test
     x = _sql_name(view.feature_names[c.feature])
     if c.op == "in":
         lv = view.categories[c.feature]

@@ -10,7 +10,7 @@ style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the 
   model tree has no such sequence: M5 prunes while fitting its models, and a cut subtree
   would need its root's model; the page says so and shows the model's own scores);
 * for a tree of binary numeric splits on two features, the decision regions (each leaf's
-  rectangle, the data on top), following the slider;
+  rectangle, or polygon at oblique splits, the data on top), following the slider;
 * a form to enter a sample and see its path lit up, down to the leaf it lands in (the leaf of
   largest weight for C4.5's fractional cases, as ``apply`` returns).
 
@@ -31,14 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
-from .._paths import branch_condition
+from .._paths import branch_condition, node_terms
 from .._version import __version__
 from ..pruning import Pruner
 from ..pruning._loss import node_losses
 from ..pruning.cost_complexity import sequence_errors
 from ._view import TreeView, view_of
 from .graphviz import PALETTE, node_colors
-from .plot import node_boxes
+from .plot import node_boxes, node_polygons
 
 
 def _asset(name: str) -> str:
@@ -82,9 +82,10 @@ def _regions(view: TreeView, X, y, max_points: int, seed: int) -> dict | None:
     """Boxes of every node clipped to the picture, region colours and a sample of points;
     None unless the tree has binary numeric splits on two features."""
     tree = view.tree
-    if tree.n_features != 2 or not tree.is_binary or np.any(np.diff(tree.cat_ptr) > 0):
+    if tree.n_features != 2 or not tree._numeric_binary or \
+            np.any(tree.missing_branch == -1):
         return None
-    lo, hi = node_boxes(tree)
+    oblique = tree.is_oblique
     pts = np.zeros((0, 2))
     labels = np.zeros(0)
     if X is not None:
@@ -97,13 +98,23 @@ def _regions(view: TreeView, X, y, max_points: int, seed: int) -> dict | None:
                                                               replace=False))
             pts, labels = pts[pick], labels[pick]
     extent = []
+    axis_split = ~tree.is_oblique_node
     for f in (0, 1):
-        e = np.concatenate([pts[:, f], tree.threshold[tree.feature == f]])
+        e = np.concatenate([pts[:, f], tree.threshold[(tree.feature == f) & axis_split]])
         a, b = (float(e.min()), float(e.max())) if e.size else (0.0, 1.0)
         pad = (b - a) * 0.05 if b > a else 1.0
         extent.append([a - pad, b + pad])
-    lo = np.stack([np.clip(lo[:, f], *extent[f]) for f in (0, 1)], axis=1)
-    hi = np.stack([np.clip(hi[:, f], *extent[f]) for f in (0, 1)], axis=1)
+    shapes = {}
+    if oblique:
+        # every node's polygon (the slider shows inner nodes as leaves)
+        shapes["poly"] = [[[float(v) for v in p] for p in poly]
+                          for poly in node_polygons(tree, extent)]
+    else:
+        lo, hi = node_boxes(tree)
+        shapes["lo"] = np.stack([np.clip(lo[:, f], *extent[f]) for f in (0, 1)],
+                                axis=1).tolist()
+        shapes["hi"] = np.stack([np.clip(hi[:, f], *extent[f]) for f in (0, 1)],
+                                axis=1).tolist()
     if view.is_classifier:
         cls = view.node_class
         color = [PALETTE[int(c) % len(PALETTE)] for c in cls]
@@ -112,8 +123,8 @@ def _regions(view: TreeView, X, y, max_points: int, seed: int) -> dict | None:
     else:
         color = node_colors(view)
         point_color = ["#333333"] * pts.shape[0]
-    return {"extent": extent, "lo": lo.tolist(), "hi": hi.tolist(), "color": color,
-            "points": pts.tolist(), "point_color": point_color}
+    return {"extent": extent, **shapes, "color": color, "points": pts.tolist(),
+            "point_color": point_color}
 
 
 def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
@@ -159,6 +170,10 @@ def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
         "classes": view.class_names,
         "children": [tree.children(i).tolist() for i in range(n)],
         "feature": tree.feature.tolist(),
+        # an oblique node's [feature, weight] pairs (null elsewhere) and what a node splits on
+        "terms": [[list(t) for t in node_terms(tree, i)] or None for i in range(n)],
+        "split_name": [view.split_name(i) if tree.children_left[i] >= 0 else ""
+                       for i in range(n)],
         # float64 thresholds; the page compares Math.fround(x) <= t, as the kernels do
         "threshold": [float(t) if np.isfinite(t) else ("inf" if t > 0 else "-inf")
                       for t in tree.threshold],

@@ -61,7 +61,7 @@ def _node_label(view: TreeView, node: int, decimals: int, show_impurity: bool,
     tree = view.tree
     lines = []
     if tree.children_left[node] >= 0:
-        lines.append(view.feature_names[int(tree.feature[node])])
+        lines.append(view.split_name(node, decimals))
     if show_impurity:
         lines.append(f"impurity = {tree.impurity[node]:.{decimals}f}")
     if show_samples:

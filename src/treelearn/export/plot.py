@@ -77,6 +77,50 @@ def node_boxes(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def clip_half_plane(poly: list, w: np.ndarray, t: float, keep_le: bool) -> list:
+    """The part of the convex polygon ``poly`` (a list of 2-d points in order) where
+    ``w . x <= t`` (``keep_le``) or ``w . x > t`` (Sutherland-Hodgman, one edge)."""
+    sign = 1.0 if keep_le else -1.0
+    out = []
+    n = len(poly)
+    for k in range(n):
+        a, b = poly[k], poly[(k + 1) % n]
+        da = sign * (float(np.dot(w, a)) - t)
+        db = sign * (float(np.dot(w, b)) - t)
+        if da <= 0.0:
+            out.append(a)
+        if (da < 0.0 < db) or (db < 0.0 < da):
+            out.append(a + (b - a) * (da / (da - db)))
+    return out
+
+
+def node_polygons(tree: Tree, limits) -> list[list]:
+    """The region of every node of a tree on two numeric features, within the rectangle
+    ``limits`` (``((x0, x1), (y0, y1))``): a convex polygon (its corners in order, empty
+    when the node's region misses the rectangle), cut by every split on its path, oblique
+    ones along their slanted lines. Parents come first, so one pass cuts every node."""
+    (x0, x1), (y0, y1) = limits
+    box = [np.array(p, dtype=float) for p in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+    poly: list[list] = [[] for _ in range(tree.node_count)]
+    poly[0] = box
+    for i in range(tree.node_count):
+        if tree.children_left[i] < 0 or not poly[i]:
+            continue
+        feats, weights = tree.split_terms(i)
+        w = np.zeros(2)
+        w[feats] = weights
+        t = float(tree.threshold[i])
+        poly[int(tree.children_left[i])] = clip_half_plane(poly[i], w, t, True)
+        poly[int(tree.children_right[i])] = clip_half_plane(poly[i], w, t, False)
+    return poly
+
+
+def leaf_polygons(tree: Tree, limits) -> dict[int, list]:
+    """:func:`node_polygons` of the leaves, by leaf."""
+    poly = node_polygons(tree, limits)
+    return {int(i): poly[i] for i in np.flatnonzero(tree.children_left < 0)}
+
+
 def plot_tree(model, *, feature_names: Sequence[str] | None = None,
               class_names: Sequence | None = None, max_depth: int | None = None,
               filled: bool = True, decimals: int = 2, fontsize: float = 8, ax=None):
@@ -126,7 +170,7 @@ def plot_tree(model, *, feature_names: Sequence[str] | None = None,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none"})
         lines = []
         if tree.children_left[i] >= 0:
-            lines.append(view.feature_names[int(tree.feature[i])])
+            lines.append(view.split_name(i, decimals))
         lines.append(f"samples = {tree.n_node_samples[i]}")
         lines.append(("class = " if view.is_classifier else "value = ")
                      + view.node_prediction_text(i, decimals))
@@ -143,7 +187,8 @@ def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str]
                           class_names: Sequence | None = None, margin: float = 0.05,
                           alpha: float = 0.35, ax=None):
     """The decision regions of a tree on two numeric features, drawn as its leaves' exact
-    rectangles (one per leaf, not a grid of predictions), with the data on top.
+    rectangles (one per leaf, not a grid of predictions), with the data on top. The leaves of
+    an oblique tree are convex polygons, cut along the slanted lines of their splits.
 
     Parameters
     ----------
@@ -165,14 +210,17 @@ def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str]
     Returns
     -------
     ax : matplotlib Axes
-        Its patches are the leaves' rectangles (``gid`` = ``leaf-<node>``).
+        Its patches are the leaves' rectangles, or polygons for an oblique tree (``gid`` =
+        ``leaf-<node>``).
     """
     view = view_of(model, feature_names, class_names, "plot_decision_regions")
     tree = view.tree
     if tree.n_features != 2:
         raise ValueError(f"decision regions need a tree of two features; this one has "
                          f"{tree.n_features}.")
-    lo, hi = node_boxes(tree)
+    oblique = tree.is_oblique
+    if not oblique:
+        lo, hi = node_boxes(tree)
     if X is not None:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != 2:
@@ -180,14 +228,16 @@ def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str]
         pts = X[np.isfinite(X).all(axis=1)]
     else:
         pts = np.zeros((0, 2))
-    edges = [np.concatenate([pts[:, f], tree.threshold[tree.feature == f]]) for f in (0, 1)]
+    axis_split = ~tree.is_oblique_node
+    edges = [np.concatenate([pts[:, f], tree.threshold[(tree.feature == f) & axis_split]])
+             for f in (0, 1)]
     limits = []
     for e in edges:
         a, b = (float(e.min()), float(e.max())) if e.size else (0.0, 1.0)
         pad = (b - a) * margin if b > a else 1.0
         limits.append((a - pad, b + pad))
     ax = axes(ax)
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Polygon, Rectangle
 
     leaves = np.flatnonzero(tree.children_left < 0)
     value = tree.value[:, 0, :]
@@ -201,7 +251,13 @@ def plot_decision_regions(model, X=None, y=None, *, feature_names: Sequence[str]
         norm = mpl.colors.Normalize(v[leaves].min(), v[leaves].max())
         cmap = mpl.colormaps["viridis"]
         face = [cmap(norm(val)) for val in v]
-    for leaf in leaves:
+    if oblique:
+        for leaf, corners in leaf_polygons(tree, limits).items():
+            if len(corners) >= 3:
+                ax.add_patch(Polygon(np.array(corners), closed=True, facecolor=face[leaf],
+                                     alpha=alpha, edgecolor="0.3", linewidth=0.6,
+                                     gid=f"leaf-{leaf}"))
+    for leaf in leaves if not oblique else ():
         x0, x1 = np.clip([lo[leaf, 0], hi[leaf, 0]], *limits[0])
         y0, y1 = np.clip([lo[leaf, 1], hi[leaf, 1]], *limits[1])
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=face[leaf], alpha=alpha,

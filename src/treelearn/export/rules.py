@@ -1,10 +1,11 @@
 """A tree as if-then rules: one rule per leaf, with its support and confidence.
 
 A leaf's rule is the conjunction of the tests on its path (:mod:`treelearn._paths`). Several
-tests of one numeric feature are merged into at most one ``<=`` (the smallest threshold) and one
-``>`` (the largest), which accept the same cases; a test accepts missing values where the tree
-sends them down that branch ("or missing"). These are the tree's rules unchanged; C4.5's
-simplified rule set is :class:`treelearn.RuleSet`.
+tests of one numeric feature (or of one weighted sum, at oblique splits) are merged into at
+most one ``<=`` (the smallest threshold) and one ``>`` (the largest), which accept the same
+cases; a test accepts missing values where the tree sends them down that branch ("or
+missing"). These are the tree's rules unchanged; C4.5's simplified rule set is
+:class:`treelearn.RuleSet`.
 """
 
 from __future__ import annotations
@@ -64,13 +65,13 @@ def merge_conditions(conds: list[Condition]) -> list[Condition]:
     value passes the merged test only if it passed every one (categorical tests stay as
     they are). Order: as first seen on the path.
     """
-    order: list = []  # categorical Conditions, and (feature, op) keys of numeric ones
-    merged: dict[tuple[int, str], list] = {}  # key -> [threshold, missing, first Condition]
+    order: list = []  # categorical Conditions, and (feature, op, terms) keys of numeric ones
+    merged: dict[tuple, list] = {}  # key -> [threshold, missing, first Condition]
     for c in conds:
         if c.op == "in":
             order.append(c)
             continue
-        key = (c.feature, c.op)
+        key = (c.feature, c.op, c.terms)  # an oblique test merges only with the same sum
         m = merged.get(key)
         if m is None:
             merged[key] = [c.threshold, c.missing, c]
@@ -86,7 +87,8 @@ def merge_conditions(conds: list[Condition]) -> list[Condition]:
         thr, missing, first = merged[item]
         same = thr == first.threshold and missing == first.missing
         out.append(first if same else Condition(item[0], item[1], threshold=thr,
-                                                missing=missing, seen=first.seen))
+                                                missing=missing, seen=first.seen,
+                                                terms=item[2]))
     return out
 
 

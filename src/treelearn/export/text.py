@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._paths import node_terms, sum_text
 from .._tree import TREE_LEAF, Tree
 from ._view import TreeView, view_of
 
@@ -72,7 +73,7 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             sub = int(depths[_descendants(tree, node)].max() - depth)
             lines.append(indent + f"truncated branch of depth {sub}")
             continue
-        name = (weighted_sum_text(tree, node, feature_names, decimals)
+        name = (sum_text(node_terms(tree, node), feature_names, decimals)
                 if tree.is_oblique_node[node] else feature_names[tree.feature[node]])
         conditions = _branch_conditions(tree, node, name,
                                         view.categories, decimals)
@@ -86,20 +87,6 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
             lines.append(f"LM{k}: {target_name} = {view.formula(node, None)}  "
                          f"({tree.n_node_samples[node]} cases)")
     return "\n".join(lines) + "\n"
-
-
-def weighted_sum_text(tree: Tree, node: int, names, decimals: int | None = 2) -> str:
-    """The weighted sum of an oblique split as text: ``0.71*x1 + 0.71*x2`` (weights with
-    ``decimals`` digits; None: 6 significant digits)."""
-    out = ""
-    for f, w in zip(*tree.split_terms(node), strict=True):
-        num = f"{abs(w):.6g}" if decimals is None else f"{abs(w):.{decimals}f}"
-        term = f"{num}*{names[f]}"
-        if not out:
-            out = f"-{term}" if w < 0 else term
-        else:
-            out += f" {'-' if w < 0 else '+'} {term}"
-    return out
 
 
 def _branch_conditions(tree: Tree, node: int, name: str, levels, decimals: int) -> list[str]:

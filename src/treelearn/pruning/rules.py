@@ -52,7 +52,7 @@ class Rule:
 
     def _key(self):
         return (self.klass, frozenset((c.feature, c.op, c.threshold, c.levels, c.missing,
-                                       c.known) for c in self.conditions))
+                                       c.known, c.terms) for c in self.conditions))
 
 
 def _simplify(conds, X, codes, w, klass, cf):

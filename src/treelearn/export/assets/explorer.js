@@ -1,6 +1,7 @@
 // treelearn explorer: reads the JSON written by treelearn.export.explorer and renders it.
 // No network, no library. The tree's routing rule is the kernels' (treelearn/_tree.py):
-// float32(x) <= threshold goes to branch 0; a categorical node looks its level up in its
+// float32(x) <= threshold goes to branch 0 (at an oblique node the weighted sum of the float32
+// values, summed left to right in double, NaN when a value is missing); a categorical node looks its level up in its
 // table; a missing value (or an unseen level) takes missing_branch, or every branch with
 // weight proportional to the branch's training weight when missing_branch is -1.
 "use strict";
@@ -58,7 +59,7 @@
       edge.textContent = i === 0 ? "root" : D.edge[i];
       const what = document.createElement("span");
       what.className = "what";
-      what.textContent = isLeaf[i] ? "" : "split on " + D.features[D.feature[i]];
+      what.textContent = isLeaf[i] ? "" : "split on " + D.split_name[i];
       const pred = document.createElement("span");
       pred.className = "pred";
       pred.textContent = (D.classifier ? "\u2192 class " : "\u2192 value ") + D.prediction[i];
@@ -133,7 +134,7 @@
       rows.push(["classes", D.classes.map((c, k) => c + ": " + D.counts[i][k] + " (" +
         (100 * D.counts[i][k] / w).toFixed(1) + "%)").join(", ")]);
     }
-    if (!isLeaf[i]) rows.push(["split", D.features[D.feature[i]]]);
+    if (!isLeaf[i]) rows.push(["split", D.split_name[i]]);
     if (collapse[i] !== Infinity) rows.push(["pruned at step", collapse[i] + 1 +
       " (alpha " + fmt(D.alphas[collapse[i] + 1]) + ")"]);
     const body = $("details-body");
@@ -178,8 +179,20 @@
   }
 
   // -- routing a sample -----------------------------------------------------------------------
-  function branchOf(i, v) {
+  function branchOf(i, values) {
     const f = D.feature[i];
+    const terms = D.terms[i];
+    if (terms) {
+      let s = 0.0;
+      for (const [g, w] of terms) {
+        const x = values[g];
+        if (x === null || Number.isNaN(x)) return D.missing_branch[i];
+        s = s + w * Math.fround(x);
+      }
+      if (Number.isNaN(s)) return D.missing_branch[i];
+      return s <= threshold[i] ? 0 : 1;
+    }
+    const v = values[f];
     if (levelIndex[f]) {
       const code = v === null ? undefined : levelIndex[f].get(v);
       const table = D.cat_branch[i];
@@ -204,7 +217,7 @@
         continue;
       }
       const kids = D.children[i];
-      const b = branchOf(i, values[D.feature[i]]);
+      const b = branchOf(i, values);
       if (b >= 0) { stack.push([kids[b], w]); continue; }
       let total = 0;
       for (const c of kids) total += D.weight[c];
@@ -307,13 +320,19 @@
     const g = document.createElementNS(NS, "g");
     rects = new Array(n);
     for (let i = 0; i < n; i++) {
-      const r = document.createElementNS(NS, "rect");
-      const [lx, ly] = R.lo[i];
-      const [hx, hy] = R.hi[i];
-      r.setAttribute("x", lx);
-      r.setAttribute("y", flipY(hy));
-      r.setAttribute("width", hx - lx);
-      r.setAttribute("height", hy - ly);
+      let r;
+      if (R.poly) { // an oblique tree: each node's region is a convex polygon
+        r = document.createElementNS(NS, "polygon");
+        r.setAttribute("points", R.poly[i].map(([px, py]) => px + "," + flipY(py)).join(" "));
+      } else {
+        r = document.createElementNS(NS, "rect");
+        const [lx, ly] = R.lo[i];
+        const [hx, hy] = R.hi[i];
+        r.setAttribute("x", lx);
+        r.setAttribute("y", flipY(hy));
+        r.setAttribute("width", hx - lx);
+        r.setAttribute("height", hy - ly);
+      }
       r.setAttribute("fill", R.color[i]);
       r.dataset.node = i;
       r.style.display = "none";
