@@ -69,6 +69,10 @@ CASES = {
     "optimal": (f"import treelearn as tl; {_DATA}; "
                 "tl.OptimalTreeClassifier(max_depth=3, verbose=False).fit(X[:1000], y[:1000])",
                 None),
+    "oblique": (f"import treelearn as tl; {_DATA}; tl.ObliqueTreeClassifier().fit(X, y)",
+                None),
+    "oblique-forest": (f"import treelearn as tl; {_DATA}; "
+                       "tl.ObliqueRandomForestClassifier(n_estimators=10).fit(X, y)", None),
 }
 
 

@@ -619,6 +619,13 @@ def test_fit_an_oblique_tree(tmp_path):
     assert "ObliqueTreeRegressor(criterion='squared_error'), 10-fold CV pruning" in out
     assert "leave out --splitter" in error("fit", "diag.csv", "--target", "y", "--algorithm",
                                            "oblique", "--splitter", "hist", cwd=tmp_path)
+    out = ok("fit", "diag.csv", "--target", "y", "--ignore", "y2", "--algorithm",
+             "oblique-forest", "--n-estimators", "5", "--cv", "0", "-o", "forest.tlm",
+             cwd=tmp_path).stdout
+    assert "ObliqueRandomForestClassifier(n_estimators=5, criterion='gini')" in out
+    assert isinstance(tl.io.load(tmp_path / "forest.tlm"), tl.ObliqueRandomForestClassifier)
+    assert "does not prune" in error("fit", "diag.csv", "--target", "y", "--algorithm",
+                                     "oblique-forest", "--prune", "cv", cwd=tmp_path)
     table["colour"] = rng.choice(["red", "blue"], 400)
     table.loc[3, "a"] = np.nan
     table.to_csv(tmp_path / "table.csv", index=False)

@@ -87,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="the table (.csv, .tsv, .parquet)")
     p.add_argument("--target", required=True, help="the column to predict")
     p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "m5", "forest",
-                                           "extra", "adaboost", "oner", "optimal", "oblique"),
+                                           "extra", "adaboost", "oner", "optimal", "oblique",
+                                           "oblique-forest"),
                    default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
@@ -101,13 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "branch and bound; text columns tested level by level, no holes in "
                         "numeric columns); oblique (splits on weighted sums of numeric "
                         "columns, w1*x1 + w2*x2 <= t, by OC1's search; no category columns, "
-                        "no holes; unpruned unless --prune)")
+                        "no holes; unpruned unless --prune); oblique-forest (a random forest "
+                        "of such trees, each split the best of sparse random projections, "
+                        "SPORF)")
     p.add_argument("--time-limit", type=float,
                    help="seconds the optimal search may take (default: to its end); the "
                         "best tree found so far is kept")
     p.add_argument("--n-estimators", type=int,
-                   help="trees of forest and extra (default 100), rounds of adaboost "
-                        "(default 50)")
+                   help="trees of forest, extra and oblique-forest (default 100), rounds of "
+                        "adaboost (default 50)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
                    help="auto: text, booleans and integers with at most 20 values are "
                         "classes; other numbers are regressed")

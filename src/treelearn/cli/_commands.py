@@ -146,10 +146,12 @@ ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "oner": ("OneRClassifier", None),
                "m5": (None, "M5Regressor"),
                "optimal": ("OptimalTreeClassifier", None),
-               "oblique": ("ObliqueTreeClassifier", "ObliqueTreeRegressor")}
+               "oblique": ("ObliqueTreeClassifier", "ObliqueTreeRegressor"),
+               "oblique-forest": ("ObliqueRandomForestClassifier",
+                                  "ObliqueRandomForestRegressor")}
 _TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                  "max_leaf_nodes", "splitter")
-_ENSEMBLES = ("forest", "extra", "adaboost", "oner")
+_ENSEMBLES = ("forest", "extra", "adaboost", "oner", "oblique-forest")
 
 
 def _estimator(args: argparse.Namespace, task: str, cols: Columns):
@@ -159,17 +161,18 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     name = clf if task == "classification" else reg
     if name is None and task == "classification":
         raise UserError(f"--algorithm {args.algorithm} is for regression; the target is "
-                        "classes (use cart, c45, id3, tree, oblique, forest, extra, adaboost "
-                        "or oner, or --task regression)")
+                        "classes (use cart, c45, id3, tree, oblique, forest, oblique-forest, "
+                        "extra, adaboost or oner, or --task regression)")
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
-                        "numeric (use cart, tree, m5, oblique, forest or extra, or --task "
-                        "classification)")
+                        "numeric (use cart, tree, m5, oblique, forest, oblique-forest or "
+                        "extra, or --task classification)")
     algo = args.algorithm
     if algo in _ENSEMBLES and args.prune is not None:
         raise UserError(f"--prune is for single trees; --algorithm {algo} does not prune")
-    if args.n_estimators is not None and algo not in ("forest", "extra", "adaboost"):
-        raise UserError("--n-estimators is for forest, extra and adaboost")
+    if args.n_estimators is not None and algo not in ("forest", "extra", "adaboost",
+                                                      "oblique-forest"):
+        raise UserError("--n-estimators is for forest, extra, oblique-forest and adaboost")
     if args.n_estimators is not None and args.n_estimators < 1:
         raise UserError(f"--n-estimators must be at least 1; got {args.n_estimators}")
     cats = cols.categorical or None
@@ -187,15 +190,17 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
                                                time_limit=args.time_limit,
                                                verbose=not args.quiet,
                                                categorical_features=cats)
-    if algo == "oblique":
+    if algo in ("oblique", "oblique-forest"):
         if "splitter" in given:
-            raise UserError("an oblique tree has its own split search; leave out --splitter")
+            raise UserError(f"{algo} has its own split search; leave out --splitter")
         if cats:
             raise UserError("oblique splits are weighted sums of numeric columns; the table "
                             f"has category columns ({', '.join(cols.categorical)}): encode "
                             "them as numbers, or use another algorithm")
         params = {"random_state": args.seed, "n_jobs": -1, **given}
-        if args.prune is not None:
+        if algo == "oblique-forest":
+            params["n_estimators"] = args.n_estimators or 100
+        elif args.prune is not None:
             params["prune"] = None if args.prune == "none" else args.prune
         return getattr(treelearn, name)(**params)
     if algo == "oner":

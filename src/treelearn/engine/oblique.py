@@ -103,16 +103,36 @@ def best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf):
     """
     n = rows.shape[0]
     S = K if crit != SQUARED_ERROR else 2
-    order = np.argsort(z, kind="mergesort")
+    stats = np.empty((n, S))
+    wn = np.empty(n)
+    node_stats(rows, y, yreg, w, K, crit, stats, wn)
+    return cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
+
+
+@njit
+def node_stats(rows, y, yreg, w, K, crit, stats, wn):
+    """Each node row's statistics (``stats[i]``) and weight (``wn[i]``), gathered once for
+    the many scans of one node."""
+    for i in range(rows.shape[0]):
+        j = rows[i]
+        _row_stats(j, y, yreg, w, K, crit, stats[i])
+        wn[i] = w[j]
+
+
+@njit
+def cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf):
+    """:func:`best_cut` from the node rows' gathered statistics (:func:`node_stats`). Rows
+    of equal ``z`` are never split apart, so their order after the sort does not matter
+    (the unstable sort is the faster)."""
+    n = z.shape[0]
+    S = stats.shape[1]
+    order = np.argsort(z)
     total = np.zeros(S)
-    rs = np.zeros(S)
     wt = 0.0
     for i in range(n):
-        j = rows[i]
-        _row_stats(j, y, yreg, w, K, crit, rs)
         for k in range(S):
-            total[k] += rs[k]
-        wt += w[j]
+            total[k] += stats[i, k]
+        wt += wn[i]
     left = np.zeros(S)
     right = np.zeros(S)
     wl = 0.0
@@ -120,11 +140,9 @@ def best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf):
     thr = np.nan
     for q in range(n - 1):
         i = order[q]
-        j = rows[i]
-        _row_stats(j, y, yreg, w, K, crit, rs)
         for k in range(S):
-            left[k] += rs[k]
-        wl += w[j]
+            left[k] += stats[i, k]
+        wl += wn[i]
         lo = z[i]
         hi = z[order[q + 1]]
         if not lo < hi:
@@ -152,6 +170,10 @@ def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf,
     ``(pfeat, pweight)`` (features increasing): ``(score, threshold, k)`` of the least
     :func:`best_cut` score, the first on ties; ``k = -1`` when none qualifies."""
     n = rows.shape[0]
+    S = K if crit != SQUARED_ERROR else 2
+    stats = np.empty((n, S))
+    wn = np.empty(n)
+    node_stats(rows, y, yreg, w, K, crit, stats, wn)
     z = np.empty(n)
     best = np.inf
     best_thr = np.nan
@@ -163,7 +185,7 @@ def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf,
             for t in range(ptr[k], ptr[k + 1]):
                 s += pweight[t] * np.float64(X[r, pfeat[t]])
             z[i] = s
-        sc, t = best_cut(z, rows, y, yreg, w, K, crit, min_leaf, min_wleaf)
+        sc, t = cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
         if sc < best:
             best = sc
             best_thr = t
