@@ -165,10 +165,22 @@ def cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf):
 
 
 @njit
-def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf, min_wleaf):
+def _better(sc, best, tol):
+    """Whether a projection's score beats the best so far by more than ``tol`` (rounding:
+    projections giving one partition, in either order of the rows, have one score that the
+    scan sums in different orders; such ties go to the first drawn)."""
+    if best == np.inf:
+        return sc < np.inf
+    return sc < best - tol
+
+
+@njit
+def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf, min_wleaf,
+                    tol):
     """The best of the sparse projections ``k`` with terms ``ptr[k]:ptr[k + 1]`` of
     ``(pfeat, pweight)`` (features increasing): ``(score, threshold, k)`` of the least
-    :func:`best_cut` score, the first on ties; ``k = -1`` when none qualifies."""
+    :func:`best_cut` score, the first of those within ``tol`` of it; ``k = -1`` when none
+    qualifies."""
     n = rows.shape[0]
     S = K if crit != SQUARED_ERROR else 2
     stats = np.empty((n, S))
@@ -186,7 +198,7 @@ def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf,
                 s += pweight[t] * np.float64(X[r, pfeat[t]])
             z[i] = s
         sc, t = cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
-        if sc < best:
+        if _better(sc, best, tol):
             best = sc
             best_thr = t
             best_k = k
@@ -381,3 +393,291 @@ def search_node(X, rows, feats, starts, y, yreg, w, K, crit, min_leaf, min_wleaf
                 if cur[f] != 0.0:
                     n_terms += 1
     return best, best_thr, n_terms
+
+
+# -- SPORF's tree, grown in one compiled loop ---------------------------------------------------
+
+#: ``ctl`` of :func:`grow_projections`: nodes made, stack height, terms stored, status,
+#: and the random generator's state (SplitMix64, as a signed 64-bit pattern).
+C_NODES, C_TOP, C_TERMS, C_STATUS, C_RNG = 0, 1, 2, 3, 4
+#: Statuses: the tree is done; the chunk's budget of rows is spent (call again); the node
+#: table or the term table must grow first (the node on top of the stack is not started).
+ST_DONE, ST_BUDGET, ST_NODES, ST_TERMS = 0, 1, 2, 3
+#: ``ip`` of :func:`grow_projections`.
+I_MAX_DEPTH, I_MIN_SPLIT, I_MIN_LEAF, I_MAX_FEATURES, I_N_PROJ, I_BUDGET = range(6)
+#: ``fp`` of :func:`grow_projections`.
+F_MIN_WLEAF, F_MIN_DECREASE, F_W_TOTAL, F_DENSITY, F_PURE = range(5)
+
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit
+def next_uniform(ctl):
+    """The next uniform number in [0, 1) of the SplitMix64 sequence kept in ``ctl[C_RNG]``
+    (Steele, Lea & Flood 2014): state += golden gamma; output = the state mixed; its top 53
+    bits over 2**53."""
+    s = np.uint64(ctl[C_RNG]) + _GOLD
+    ctl[C_RNG] = np.int64(s)
+    z = s
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit
+def node_impurity(st, wt, K, crit):
+    """A node's stored impurity from its statistics: Gini, entropy in bits, or the weighted
+    variance (summed in class order)."""
+    if crit == SQUARED_ERROR:
+        mean = st[0] / wt
+        v = st[1] / wt - mean * mean
+        return v if v > 0.0 else 0.0
+    out = 0.0
+    if crit == GINI:
+        s = 0.0
+        for k in range(K):
+            q = st[k] / wt
+            s += q * q
+        return 1.0 - s
+    for k in range(K):
+        if st[k] > 0.0:
+            q = st[k] / wt
+            out -= q * math.log2(q)
+    return out
+
+
+@njit
+def draw_features(ctl, p, m, pool):
+    """``pool[:m]``: ``m`` of the ``p`` features, drawn without replacement (the first ``m``
+    steps of a Fisher-Yates shuffle, one uniform each) and sorted; all when ``m >= p``."""
+    for f in range(p):
+        pool[f] = f
+    if m >= p:
+        return p
+    for i in range(m):
+        j = i + int(next_uniform(ctl) * (p - i))
+        if j >= p:
+            j = p - 1
+        t = pool[i]
+        pool[i] = pool[j]
+        pool[j] = t
+    pool[:m].sort()
+    return m
+
+
+@njit
+def draw_projection(ctl, pool, m, density, scale, out_f, out_w):
+    """One sparse projection over ``pool[:m]``: each feature in turn is taken when a uniform
+    falls below ``density / m``; none taken: one feature at ``floor(u m)``; then a uniform per
+    term gives its sign (below 0.5: -1), weight sign over the feature's ``scale``. Returns
+    the number of terms (features increasing)."""
+    prob = density / m
+    if prob > 1.0:
+        prob = 1.0
+    t = 0
+    for q in range(m):
+        if next_uniform(ctl) < prob:
+            out_f[t] = pool[q]
+            t += 1
+    if t == 0:
+        q = int(next_uniform(ctl) * m)
+        if q >= m:
+            q = m - 1
+        out_f[0] = pool[q]
+        t = 1
+    for q in range(t):
+        sign = -1.0 if next_uniform(ctl) < 0.5 else 1.0
+        out_w[q] = sign / scale[out_f[q]]
+    return t
+
+
+@njit
+def _sum_stats(rows, lo, hi, y, yreg, w, K, crit, st):
+    for k in range(st.shape[0]):
+        st[k] = 0.0
+    wt = 0.0
+    for i in range(lo, hi):
+        j = rows[i]
+        if crit == SQUARED_ERROR:
+            st[0] += w[j] * yreg[j]
+            st[1] += w[j] * yreg[j] * yreg[j]
+        else:
+            st[y[j]] += w[j]
+        wt += w[j]
+    return wt
+
+
+@njit
+def _open_node(node, rows, lo, hi, y, yreg, w, K, crit, nsamp, wsamp, impurity, value, st):
+    wt = _sum_stats(rows, lo, hi, y, yreg, w, K, crit, st)
+    nsamp[node] = hi - lo
+    wsamp[node] = wt
+    impurity[node] = node_impurity(st, wt, K, crit)
+    if crit == SQUARED_ERROR:
+        value[node, 0] = st[0] / wt
+    else:
+        for k in range(K):
+            value[node, k] = st[k] / wt
+
+
+@njit
+def _project_rows(X, rows, lo, hi, feats, weights, t, z):
+    for i in range(lo, hi):
+        r = rows[i]
+        s = 0.0
+        for q in range(t):
+            s += weights[q] * np.float64(X[r, feats[q]])
+        z[i - lo] = s
+
+
+@njit
+def grow_projections(X, y, yreg, w, rows, K, crit, ip, fp, scale, stack, left, right, feature,
+                     threshold, impurity, nsamp, wsamp, value, tstart, tfeat, tweight, ctl):
+    """SPORF's tree (:func:`best_projection` at every node), depth-first, left child first,
+    in chunks: returns after ``ip[I_BUDGET]`` rows of nodes searched, or when the node or
+    term table lacks room (``ctl[C_STATUS]``); the caller grows the tables and calls again.
+
+    ``rows`` (the tree's row ids) is partitioned in place, a node holding
+    ``rows[lo:hi]``; ``stack`` rows are ``(node, lo, hi, depth)``. Node ``i``'s oblique terms
+    are ``tfeat/tweight[tstart[i]:]``, as many as ``tstart[i + 1] - tstart[i]`` would say if
+    nodes were stored in order; they are stored in the order nodes are split, so the count is
+    kept in ``tstart`` itself as ``(start, count)`` pairs: ``tstart[i, 0]``, ``tstart[i, 1]``
+    (count 0: a split on ``feature[i]``). A node is
+    split when it is deeper than ``ip[I_MAX_DEPTH]`` allows not, has ``ip[I_MIN_SPLIT]``
+    rows, twice ``ip[I_MIN_LEAF]`` and ``2 fp[F_MIN_WLEAF]`` weight, an impurity above
+    ``fp[F_PURE]``, and its best projection's decrease
+    ``(w I - sum_c w_c I_c) / fp[F_W_TOTAL]`` reaches ``fp[F_MIN_DECREASE]``. The best of
+    ``ip[I_N_PROJ]`` projections (drawn by :func:`draw_projection` over the
+    ``ip[I_MAX_FEATURES]`` features of :func:`draw_features`, one random stream in
+    ``ctl[C_RNG]``) is scaled to unit length with its largest weight positive and its
+    threshold chosen again on the scaled sum; a projection of one term becomes a split on
+    that feature."""
+    p = X.shape[1]
+    S = K if crit != SQUARED_ERROR else 2
+    min_leaf = ip[I_MIN_LEAF]
+    min_wleaf = fp[F_MIN_WLEAF]
+    n_proj = ip[I_N_PROJ]
+    st = np.zeros(S)
+    pool = np.empty(p, dtype=np.int64)
+    pf = np.empty(p, dtype=np.int64)
+    pw = np.empty(p)
+    bf = np.empty(p, dtype=np.int64)
+    bw = np.empty(p)
+    n_rows = rows.shape[0]
+    z = np.empty(n_rows)
+    stats = np.empty((n_rows, S))
+    wn = np.empty(n_rows)
+    spent = 0
+    ctl[C_STATUS] = ST_DONE
+    while ctl[C_TOP] > 0:
+        if ctl[C_NODES] + 2 > left.shape[0]:
+            ctl[C_STATUS] = ST_NODES
+            return
+        if ctl[C_TERMS] + p > tfeat.shape[0]:
+            ctl[C_STATUS] = ST_TERMS
+            return
+        if spent >= ip[I_BUDGET]:
+            ctl[C_STATUS] = ST_BUDGET
+            return
+        top = ctl[C_TOP] - 1
+        node = stack[top, 0]
+        lo = stack[top, 1]
+        hi = stack[top, 2]
+        depth = stack[top, 3]
+        ctl[C_TOP] = top
+        m = hi - lo
+        wt = wsamp[node]
+        imp = impurity[node]
+        if depth >= ip[I_MAX_DEPTH] or m < ip[I_MIN_SPLIT] or m < 2 * min_leaf \
+                or wt < 2.0 * min_wleaf or imp <= fp[F_PURE]:
+            continue
+        spent += m
+        for i in range(lo, hi):
+            j = rows[i]
+            _row_stats(j, y, yreg, w, K, crit, stats[i - lo])
+            wn[i - lo] = w[j]
+        n_feats = draw_features(ctl, p, ip[I_MAX_FEATURES], pool)
+        tol = fp[F_PURE] * wt * imp  # scores within it of the best are ties
+        best = np.inf
+        bt = 0
+        for _ in range(n_proj):
+            t = draw_projection(ctl, pool, n_feats, fp[F_DENSITY], scale, pf, pw)
+            _project_rows(X, rows, lo, hi, pf, pw, t, z)
+            sc, _thr = cut_scan(z[:m], stats[:m], wn[:m], K, crit, min_leaf, min_wleaf)
+            if _better(sc, best, tol):
+                best = sc
+                bt = t
+                for q in range(t):
+                    bf[q] = pf[q]
+                    bw[q] = pw[q]
+        if not best < np.inf:
+            continue
+        if bt == 1:
+            bw[0] = 1.0
+        else:
+            norm = 0.0
+            big = 0
+            for q in range(bt):
+                norm += bw[q] * bw[q]
+                if abs(bw[q]) > abs(bw[big]):
+                    big = q
+            norm = math.sqrt(norm)
+            flip = -1.0 if bw[big] < 0.0 else 1.0
+            for q in range(bt):
+                bw[q] = flip * bw[q] / norm
+        _project_rows(X, rows, lo, hi, bf, bw, bt, z)
+        sc, thr = cut_scan(z[:m], stats[:m], wn[:m], K, crit, min_leaf, min_wleaf)
+        if not sc < np.inf or (wt * imp - sc) / fp[F_W_TOTAL] < fp[F_MIN_DECREASE] - 1e-12:
+            continue
+        # partition rows[lo:hi] by z <= thr (z is in the rows' current order)
+        a = lo
+        for i in range(lo, hi):
+            if z[i - lo] <= thr:
+                r = rows[i]
+                zi = z[i - lo]
+                rows[i] = rows[a]
+                z[i - lo] = z[a - lo]
+                rows[a] = r
+                z[a - lo] = zi
+                a += 1
+        kid = ctl[C_NODES]
+        ctl[C_NODES] = kid + 2
+        left[node] = kid
+        right[node] = kid + 1
+        big = 0
+        for q in range(bt):
+            if abs(bw[q]) > abs(bw[big]):
+                big = q
+        feature[node] = bf[big]
+        threshold[node] = thr
+        if bt > 1:
+            c = ctl[C_TERMS]
+            for q in range(bt):
+                tfeat[c + q] = bf[q]
+                tweight[c + q] = bw[q]
+            tstart[node, 0] = c
+            tstart[node, 1] = bt
+            ctl[C_TERMS] = c + bt
+        for c in range(2):
+            child = kid + c
+            left[child] = -1
+            right[child] = -1
+            feature[child] = -2
+            threshold[child] = -2.0
+            tstart[child, 0] = 0
+            tstart[child, 1] = 0
+            _open_node(child, rows, lo if c == 0 else a, a if c == 0 else hi, y, yreg, w, K,
+                       crit, nsamp, wsamp, impurity, value, st)
+        # the right child below the left: the left is searched first
+        stack[ctl[C_TOP], 0] = kid + 1
+        stack[ctl[C_TOP], 1] = a
+        stack[ctl[C_TOP], 2] = hi
+        stack[ctl[C_TOP], 3] = depth + 1
+        stack[ctl[C_TOP] + 1, 0] = kid
+        stack[ctl[C_TOP] + 1, 1] = lo
+        stack[ctl[C_TOP] + 1, 2] = a
+        stack[ctl[C_TOP] + 1, 3] = depth + 1
+        ctl[C_TOP] += 2

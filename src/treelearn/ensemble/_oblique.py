@@ -16,11 +16,13 @@ scikit-learn draws them; out-of-bag scores, importances, warm starts and model f
 :class:`~treelearn.RandomForestClassifier`). Importances share an oblique split's impurity
 decrease equally among its features (:meth:`treelearn._tree.Tree.compute_feature_importances`).
 
-Not yet here, measured in ``benchmarks/bench_oblique.py`` and the README: the trees grow from
-a Python node loop around the compiled node search (the axis-aligned forests' trees grow in
-compiled loops over one presorted X), and prediction walks the trees one by one (the packed
-forest of :mod:`._packed` routes by one feature per node). Category columns and missing
-values are refused by name, as for the oblique trees.
+Each tree grows in one compiled loop (:func:`treelearn.engine.oblique.grow_projections`),
+which releases the GIL, so ``n_jobs`` threads grow trees side by side. Not yet here, measured
+in ``benchmarks/bench_oblique.py`` and the README: the axis-aligned forests' speed (their
+trees search presorted columns, an oblique node sorts every projection: about ten to twenty
+times the time at equal trees), and the packed forest's prediction (it routes by one feature
+per node; an oblique forest walks its trees one by one). Category columns and missing values
+are refused by name, as for the oblique trees.
 """
 
 from __future__ import annotations
