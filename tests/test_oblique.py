@@ -824,3 +824,33 @@ def test_compiled_sporf_classifier_on_a_fixed_table(rng):
         assert tree.children_left.tolist() == left
         assert tree.feature.tolist() == feature
         np.testing.assert_allclose(tree.threshold, threshold, rtol=1e-12, atol=1e-12)
+
+
+@given(node_data(p=1), criteria, st.integers(1, 3), st.sampled_from([0.0, 1.5]),
+       st.integers(2, 9))
+def test_bin_scan_matches_the_twin(data, crit, min_leaf, min_wleaf, B):
+    """Equal-width bins from the least to the largest value, the largest in the last bin;
+    every cut between bins scored from scratch."""
+    X, y, yreg, w = data
+    z = X[:, 0].astype(np.float64) * 0.7 + 0.1
+    rows = np.arange(z.size, dtype=np.int64)
+    stats = np.empty((z.size, 2 if crit == kernel.SQUARED_ERROR else 3))
+    wn = np.empty(z.size)
+    kernel.node_stats(rows, y, yreg, w, 3, crit, stats, wn)
+    got = kernel.bin_scan(z, stats, wn, 3, crit, min_leaf, min_wleaf,
+                          np.empty((B, stats.shape[1])), np.empty(B),
+                          np.empty(B, dtype=np.int64))
+    want = np.inf
+    if z.max() > z.min():
+        # row i in bin floor((z_i - lo) * (B / (hi - lo))), the largest value in the last
+        b = np.minimum(((z - z.min()) * (B / (z.max() - z.min()))).astype(int), B - 1)
+        for cut in range(B - 1):
+            lrows, rrows = rows[b <= cut], rows[b > cut]
+            if min(lrows.size, rrows.size) < min_leaf or \
+                    min(w[lrows].sum(), w[rrows].sum()) < min_wleaf:
+                continue
+            want = min(want, twin_score(lrows, rrows, y, yreg, w, 3, crit))
+    if not np.isfinite(want):
+        assert not np.isfinite(got)
+    else:
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-9)

@@ -12,7 +12,9 @@ Breiman et al.'s linear-combination search (CART, 1984, section 5.2.2) exact:
   sweeping ``a`` upwards over the sorted ``U_j`` moves one row from one side to the other at
   each ``U_j``, and every partition reachable by changing ``w_m`` is scored in one scan;
 * :func:`best_projection`: the best of many sparse random projections (SPORF's split,
-  Tomita et al. 2020, the oblique forests' search);
+  Tomita et al. 2020, the oblique forests' search); at large nodes each candidate is scored
+  on equal-width bins of its values in one pass (:func:`bin_scan`) instead of a sort, and
+  only the winner's threshold is found exactly;
 * :func:`search_node`: the node's search: the best split on one feature among the
   candidates, then (``max_cycles > 0``) OC1's cycles of perturbation from it and from each
   given start direction (random sparse directions drawn by the caller), keeping the best.
@@ -164,6 +166,83 @@ def cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf):
     return best, thr
 
 
+#: A node of at least this many rows scores each candidate projection on
+#: ``min(BINS, rows // 4)`` equal-width bins of its values (:func:`bin_scan`, one pass)
+#: instead of sorting them; the winner's threshold is then found exactly (:func:`cut_scan`).
+#: Measured (2026-12-05, 100-tree forests, p**2 projections, three seeds, 3,000-4,000 rows):
+#: held-out accuracy alike from 64 to 1,024 rows (rotated-gauss 0.735-0.738, parity
+#: 0.994-0.995, sparse-diagonal 0.991-0.992, magic 0.861-0.864, eeg 0.917-0.918) while the
+#: fit took 1.5-2.8 times less at 64 (magic 6.9 s at 1,024, 3.4 s at 256, 2.4 s at 64).
+BIN_ROWS = 64
+BINS = 256
+
+
+
+@njit
+def bin_scan(z, stats, wn, K, crit, min_leaf, min_wleaf, hs, hw, hn):
+    """The least children's score over the cuts between ``B = len(hw)`` equal-width bins of
+    ``z`` (value ``z_i`` in bin ``floor((z_i - lo) * (B / (hi - lo)))`` for the least and
+    largest values ``lo``, ``hi``; ``hi`` in the last bin), each side
+    with at least ``min_leaf`` rows and ``min_wleaf`` weight; ``inf`` when none qualifies.
+    Equal values share a bin, so a cut never separates them. ``hs``, ``hw``, ``hn``: the
+    bins' statistics, weights and counts (scratch, overwritten)."""
+    m = z.shape[0]
+    B = hw.shape[0]
+    S = stats.shape[1]
+    lo = np.inf
+    hi = -np.inf
+    for i in range(m):
+        if z[i] < lo:
+            lo = z[i]
+        if z[i] > hi:
+            hi = z[i]
+    if not lo < hi:
+        return np.inf
+    for b in range(B):
+        hw[b] = 0.0
+        hn[b] = 0
+        for k in range(S):
+            hs[b, k] = 0.0
+    f = B / (hi - lo)
+    for i in range(m):
+        b = int((z[i] - lo) * f)
+        if b >= B:
+            b = B - 1
+        for k in range(S):
+            hs[b, k] += stats[i, k]
+        hw[b] += wn[i]
+        hn[b] += 1
+    total = np.zeros(S)
+    wt = 0.0
+    for b in range(B):
+        for k in range(S):
+            total[k] += hs[b, k]
+        wt += hw[b]
+    left = np.zeros(S)
+    right = np.zeros(S)
+    wl = 0.0
+    nl = 0
+    best = np.inf
+    for b in range(B - 1):
+        if hn[b] == 0:
+            continue  # the same cut as after the last bin holding rows
+        for k in range(S):
+            left[k] += hs[b, k]
+        wl += hw[b]
+        nl += hn[b]
+        if nl < min_leaf or m - nl < min_leaf or nl == m:
+            continue
+        wr = wt - wl
+        if wl < min_wleaf or wr < min_wleaf:
+            continue
+        for k in range(S):
+            right[k] = total[k] - left[k]
+        sc = _side_score(left, wl, K, crit) + _side_score(right, wr, K, crit)
+        if sc < best:
+            best = sc
+    return best
+
+
 @njit
 def _better(sc, best, tol):
     """Whether a projection's score beats the best so far by more than ``tol`` (rounding:
@@ -178,17 +257,21 @@ def _better(sc, best, tol):
 def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf, min_wleaf,
                     tol):
     """The best of the sparse projections ``k`` with terms ``ptr[k]:ptr[k + 1]`` of
-    ``(pfeat, pweight)`` (features increasing): ``(score, threshold, k)`` of the least
-    :func:`best_cut` score, the first of those within ``tol`` of it; ``k = -1`` when none
-    qualifies."""
+    ``(pfeat, pweight)`` (features increasing): ``k`` of the least score, the first of those
+    within ``tol`` of it (``-1`` when none qualifies), with its exact :func:`cut_scan` score
+    and threshold. Nodes of :data:`BIN_ROWS` rows or more score the candidates by
+    :func:`bin_scan`."""
     n = rows.shape[0]
     S = K if crit != SQUARED_ERROR else 2
     stats = np.empty((n, S))
     wn = np.empty(n)
     node_stats(rows, y, yreg, w, K, crit, stats, wn)
     z = np.empty(n)
+    hs = np.empty((BINS, S))
+    hw = np.empty(BINS)
+    hn = np.empty(BINS, dtype=np.int64)
+    binned = n >= BIN_ROWS
     best = np.inf
-    best_thr = np.nan
     best_k = -1
     for k in range(ptr.shape[0] - 1):
         for i in range(n):
@@ -197,12 +280,26 @@ def best_projection(X, rows, ptr, pfeat, pweight, y, yreg, w, K, crit, min_leaf,
             for t in range(ptr[k], ptr[k + 1]):
                 s += pweight[t] * np.float64(X[r, pfeat[t]])
             z[i] = s
-        sc, t = cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
+        if binned:
+            nb = min(BINS, n // 4)
+            sc = bin_scan(z, stats, wn, K, crit, min_leaf, min_wleaf, hs[:nb], hw[:nb],
+                          hn[:nb])
+        else:
+            sc, _t = cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
         if _better(sc, best, tol):
             best = sc
-            best_thr = t
             best_k = k
-    return best, best_thr, best_k
+    if best_k < 0:
+        return best, np.nan, best_k
+    # the winner's exact cut
+    for i in range(n):
+        r = rows[i]
+        s = 0.0
+        for t in range(ptr[best_k], ptr[best_k + 1]):
+            s += pweight[t] * np.float64(X[r, pfeat[t]])
+        z[i] = s
+    sc, thr = cut_scan(z, stats, wn, K, crit, min_leaf, min_wleaf)
+    return sc, thr, best_k
 
 
 @njit
@@ -552,7 +649,8 @@ def grow_projections(X, y, yreg, w, rows, K, crit, ip, fp, scale, stack, left, r
     ``(w I - sum_c w_c I_c) / fp[F_W_TOTAL]`` reaches ``fp[F_MIN_DECREASE]``. The best of
     ``ip[I_N_PROJ]`` projections (drawn by :func:`draw_projection` over the
     ``ip[I_MAX_FEATURES]`` features of :func:`draw_features`, one random stream in
-    ``ctl[C_RNG]``) is scaled to unit length with its largest weight positive and its
+    ``ctl[C_RNG]``; scored by :func:`bin_scan` at nodes of :data:`BIN_ROWS` rows or more,
+    else by :func:`cut_scan`) is scaled to unit length with its largest weight positive and its
     threshold chosen again on the scaled sum; a projection of one term becomes a split on
     that feature."""
     p = X.shape[1]
@@ -570,6 +668,9 @@ def grow_projections(X, y, yreg, w, rows, K, crit, ip, fp, scale, stack, left, r
     z = np.empty(n_rows)
     stats = np.empty((n_rows, S))
     wn = np.empty(n_rows)
+    hs = np.empty((BINS, S))
+    hw = np.empty(BINS)
+    hn = np.empty(BINS, dtype=np.int64)
     spent = 0
     ctl[C_STATUS] = ST_DONE
     while ctl[C_TOP] > 0:
@@ -603,10 +704,16 @@ def grow_projections(X, y, yreg, w, rows, K, crit, ip, fp, scale, stack, left, r
         tol = fp[F_PURE] * wt * imp  # scores within it of the best are ties
         best = np.inf
         bt = 0
+        binned = m >= BIN_ROWS
         for _ in range(n_proj):
             t = draw_projection(ctl, pool, n_feats, fp[F_DENSITY], scale, pf, pw)
             _project_rows(X, rows, lo, hi, pf, pw, t, z)
-            sc, _thr = cut_scan(z[:m], stats[:m], wn[:m], K, crit, min_leaf, min_wleaf)
+            if binned:
+                nb = min(BINS, m // 4)
+                sc = bin_scan(z[:m], stats[:m], wn[:m], K, crit, min_leaf, min_wleaf, hs[:nb],
+                              hw[:nb], hn[:nb])
+            else:
+                sc, _thr = cut_scan(z[:m], stats[:m], wn[:m], K, crit, min_leaf, min_wleaf)
             if _better(sc, best, tol):
                 best = sc
                 bt = t

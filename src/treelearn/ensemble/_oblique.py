@@ -140,8 +140,9 @@ _DOC = """
     criterion : str, default={criterion!r}
         Split criterion of every tree (see :class:`{tree}`).
     n_projections : int or "auto", default="auto"
-        Sparse random projections tried at each node; "auto": ``ceil(n_features ** 1.5)``
-        (at most 6,000), the order of SPORF's and YDF's defaults.
+        Sparse random projections tried at each node; "auto": ``n_features ** 2`` (at most
+        6,000; why, in :func:`treelearn.oblique.resolve_projections`). Each is scored on
+        binned values at nodes of 64 rows or more, the winner's threshold found exactly.
     projection_density : float, default=2.0
         Features per projection on average (SPORF's ``lambda``, YDF's
         ``projection_density_factor``, whose default 2 this is).
