@@ -22,6 +22,9 @@ table):
   threads' buffers: 47 s for 5,000 rows, 68 s for 100,000, on an empty cache);
 - ``optimal``: ``import treelearn`` and a first ``OptimalTreeClassifier(max_depth=3)`` fit on
   1,000 x 10 numbers (whole process);
+- ``oblique``, ``oblique-forest``: ``import treelearn`` and a first ``ObliqueTreeClassifier``
+  fit, or ``ObliqueRandomForestClassifier(n_estimators=10)``, on 5,000 x 10 numbers (whole
+  process);
 - ``demo``: ``treelearn demo`` (the whole command);
 - ``warmup``: ``treelearn compile`` (its defaults), then a new process's first fit of the
   default CART tree on the same cache (the fit alone);
