@@ -99,6 +99,9 @@ def seed_models() -> list[tuple[str, bytes, object]]:
         ("oblique-classifier", tl.ObliqueTreeClassifier(max_depth=4, random_state=0), X, y3),
         ("oblique-regressor-cv", tl.ObliqueTreeRegressor(max_depth=4, prune="cv", prune_cv=3,
                                                          random_state=0), X, yr),
+        ("oblique-forest", tl.ObliqueRandomForestClassifier(n_estimators=3, max_depth=4,
+                                                            oob_score=True, random_state=0),
+         X, yc),
     ]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
