@@ -609,28 +609,29 @@ def test_projections_are_sparse_signed_and_scaled(rng):
 
 
 def test_oblique_forest_on_a_sparse_slanted_boundary(rng):
-    """x0 + x1 - x2 > 0.2 among six features: SPORF's sparse projections find it (0.994
-    held out, measured), the axis-aligned forest draws staircases (0.944)."""
-    n, p = 2000, 6
+    """x0 + x1 - x2 > 0.2 among six features: SPORF's sparse projections find it (0.993-0.997
+    held out over three seeds, measured), the axis-aligned forest draws staircases
+    (0.920-0.937)."""
+    n, p = 1200, 6
     X = rng.normal(size=(n, p))
     y = (X[:, 0] + X[:, 1] - X[:, 2] > 0.2).astype(int)
     a, b, c, d = train_test_split(X, y, random_state=0)
-    forest = tl.ObliqueRandomForestClassifier(n_estimators=30, random_state=0, oob_score=True,
+    forest = tl.ObliqueRandomForestClassifier(n_estimators=20, random_state=0, oob_score=True,
                                               n_jobs=2).fit(a, c)
-    axis = tl.RandomForestClassifier(n_estimators=30, random_state=0).fit(a, c)
+    axis = tl.RandomForestClassifier(n_estimators=20, random_state=0).fit(a, c)
     assert forest.score(b, d) > axis.score(b, d) + 0.03
     assert 0.9 < forest.oob_score_ <= 1.0
     # the forest's probabilities are the mean of its trees' class fractions
     mean = np.mean([t.predict_proba(b) for t in forest.estimators_], axis=0)
     assert np.allclose(forest.predict_proba(b), mean)
-    assert forest.apply(b).shape == (b.shape[0], 30)
+    assert forest.apply(b).shape == (b.shape[0], 20)
     assert np.isclose(forest.feature_importances_.sum(), 1.0)
     assert any(t.tree_.is_oblique for t in forest.estimators_)
     # warm start adds trees; OOB estimates work on the training rows
-    forest.set_params(warm_start=True, n_estimators=35).fit(a, c)
-    assert len(forest.estimators_) == 35
+    forest.set_params(warm_start=True, n_estimators=25).fit(a, c)
+    assert len(forest.estimators_) == 25
     curve = forest.oob_error_curve(a, c)
-    assert curve.shape == (35,) and np.all(curve[5:] < 0.1)
+    assert curve.shape == (25,) and np.all(curve[5:] < 0.1)
 
 
 def test_oblique_forest_regressor_and_model_files(rng, tmp_path):
