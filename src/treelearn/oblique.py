@@ -88,6 +88,28 @@ MAX_PROJECTIONS = 6000
 CHUNK_WORK = 4_000_000
 
 
+def refuse_sparse(X, name: str) -> None:
+    """TypeError naming ``name`` for sparse X (a weighted sum reads every value)."""
+    if sp.issparse(X):
+        raise TypeError(f"{name} needs dense X; sparse input is not supported.")
+
+
+def refuse_missing(X: np.ndarray, name: str) -> None:
+    """ValueError naming ``name`` when X holds a missing value (NaN)."""
+    if np.isnan(X).any():
+        raise ValueError(f"Input X contains NaN. {name} has no branch for a missing value "
+                         "in a weighted sum; impute the missing values first.")
+
+
+def numeric_only(tags):
+    """scikit-learn tags of an estimator reading dense numbers without missing values."""
+    tags.input_tags.sparse = False
+    tags.input_tags.allow_nan = False
+    tags.input_tags.categorical = False
+    tags.input_tags.string = False
+    return tags
+
+
 def node_impurity(stats: np.ndarray, wt: float, crit: int) -> float:
     """The stored impurity of a node: Gini, entropy (bits) or the weighted variance."""
     if crit == kernel.SQUARED_ERROR:
@@ -488,12 +510,7 @@ class _ObliqueTree(BaseDecisionTree):
     warm_up_params = {"max_depth": 2}
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        tags.input_tags.categorical = False
-        tags.input_tags.string = False
-        return tags
+        return numeric_only(super().__sklearn_tags__())
 
     def _constraints(self) -> dict:
         keep = ("max_depth", "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf",
@@ -523,9 +540,7 @@ class _ObliqueTree(BaseDecisionTree):
             raise ValueError(f"{name} splits on weighted sums of numeric features; columns "
                              f"{shown} hold categories. Encode them as numbers or indicator "
                              "columns, or use DecisionTreeClassifier/Regressor.")
-        if np.isnan(X).any():
-            raise ValueError(f"Input X contains NaN. {name} has no branch for a missing value "
-                             "in a weighted sum; impute the missing values first.")
+        refuse_missing(X, name)
 
     @interruptible
     @fits(X="Training data: numbers (converted to float32, as scikit-learn's trees do) "
@@ -541,9 +556,6 @@ class _ObliqueTree(BaseDecisionTree):
             raise ValueError(f'prune="{self.prune}" is defined for classification trees; '
                              'regression trees support "cv" and "reduced_error".')
         check_y_missing(y)
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense X; sparse input is not "
-                            "supported.")
         X_raw = X
         X, y = self._validate_table(X, y, fitting=True)
         y = check_y_1d(y)
@@ -552,9 +564,7 @@ class _ObliqueTree(BaseDecisionTree):
         return self._fit_encoded(X, X_raw, y, sw if sample_weight is not None else None, target)
 
     def _validate_table(self, X, y=None, fitting: bool = False):
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense X; sparse input is not "
-                            "supported.")
+        refuse_sparse(X, type(self).__name__)
         out = super()._validate_table(X, y, fitting)
         if fitting:
             self._check_numeric(out[0])
@@ -605,14 +615,8 @@ class _ObliqueTree(BaseDecisionTree):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense X; sparse input is not "
-                            "supported.")
-        X = self._validate_table(X)
-        if np.isnan(X).any():
-            raise ValueError(f"Input X contains NaN. {type(self).__name__} has no branch for a "
-                             "missing value in a weighted sum; impute the missing values "
-                             "first.")
+        X = self._validate_table(X)  # refuses sparse X
+        refuse_missing(X, type(self).__name__)
         return X
 
 

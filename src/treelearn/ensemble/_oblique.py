@@ -28,7 +28,6 @@ oblique trees.
 
 from __future__ import annotations
 
-import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
@@ -36,7 +35,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._estimators import BaseDecisionTree
 from .._memory import check as check_memory
 from .._validation import InstanceOf, Options
-from ..oblique import ObliqueTreeClassifier, ObliqueTreeRegressor
+from ..oblique import (
+    ObliqueTreeClassifier,
+    ObliqueTreeRegressor,
+    numeric_only,
+    refuse_missing,
+    refuse_sparse,
+)
 from ._forest import (
     _CLASS_WEIGHT_DOC,
     _ENSEMBLE_CONSTRAINTS,
@@ -114,23 +119,13 @@ class _ObliqueForest(_Forest):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense X; sparse input is not "
-                            "supported.")
+        refuse_sparse(X, type(self).__name__)
         X = BaseDecisionTree._validate_table(self, X)
-        if np.isnan(X).any():
-            raise ValueError(f"Input X contains NaN. {type(self).__name__} has no branch for a "
-                             "missing value in a weighted sum; impute the missing values "
-                             "first.")
+        refuse_missing(X, type(self).__name__)
         return X
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        tags.input_tags.categorical = False
-        tags.input_tags.string = False
-        return tags
+        return numeric_only(super().__sklearn_tags__())
 
 
 _DOC = """
