@@ -163,3 +163,28 @@ def test_regions_of_the_unpruned_and_pruned_tree_side_by_side():
     assert len(leaf_patches(a)) == est.get_n_leaves() > len(leaf_patches(b)) == small.n_leaves
     # a bare Tree names its classes 0..K-1, like the estimator's own labels here
     assert [t.get_text() for t in b.get_legend().get_texts()] == ["0", "1"]
+
+
+def test_proximity_picture_places_rows_by_scaling_coordinates():
+    from treelearn.ensemble import scaling_coordinates
+    from treelearn.export import plot_proximities
+
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    f = tl.ensemble.RandomForestClassifier(n_estimators=30, random_state=0).fit(X, names)
+    ax = plot_proximities(f, X, names)
+    pts = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(pts, scaling_coordinates(f.proximities(X, top_k=None), 2))
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(np.unique(names))
+    assert "proximit" in ax.get_title()
+    # setosa, which no split confuses with the others, lies apart on the first coordinate
+    c1 = pts[:, 0]
+    assert (c1[y == 0].max() < c1[y > 0].min()) or (c1[y == 0].min() > c1[y > 0].max())
+    reg = tl.ensemble.RandomForestRegressor(n_estimators=10, random_state=0).fit(X[:, 1:], X[:, 0])
+    ax2 = plot_proximities(reg, X[:, 1:], X[:, 0], labels=[str(i) for i in range(150)])
+    assert len(ax2.figure.axes) == 2 and len(ax2.texts) == 150  # a colour bar; row names
+    with pytest.raises(ValueError, match="two coordinates"):
+        plot_proximities(f, X, n_components=3)
+    with pytest.raises(ValueError, match="one value per row"):
+        plot_proximities(f, X, names[:5])
+    matplotlib.pyplot.close("all")

@@ -1,5 +1,6 @@
 """Ensembles of treelearn trees: bagging, random forests, extra trees, oblique random
-forests, AdaBoost, and the OneR and majority-class baselines.
+forests, AdaBoost, and the OneR and majority-class baselines; forests' proximities
+(:mod:`._proximity`).
 
 Many trees grown on one prepared X (:mod:`._forest`, :mod:`._bagging`), predicting through
 one packed set of arrays (:mod:`._packed`).
@@ -15,6 +16,7 @@ from ._forest import (
     RandomForestRegressor,
 )
 from ._oblique import ObliqueRandomForestClassifier, ObliqueRandomForestRegressor
+from ._proximity import scaling_coordinates
 
 __all__ = [
     "AdaBoostClassifier",
@@ -28,4 +30,5 @@ __all__ = [
     "OneRClassifier",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "scaling_coordinates",
 ]

@@ -70,6 +70,7 @@ from .._validation import (
 from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ._packed import Members, PackedForest
 from ._packed import later_kernels as packing_kernels
+from ._proximity import ProximityMixin
 
 #: Parameters of a forest that are passed to each of its trees.
 TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
@@ -145,7 +146,7 @@ def _fitted_data_attributes(template) -> dict:
     return {k: v for k, v in vars(template).items() if k.endswith("_") and not k.startswith("_")}
 
 
-class _BaseEnsemble(BaseEstimator):
+class _BaseEnsemble(ProximityMixin, BaseEstimator):
     """Trees grown on resampled rows of one prepared X, averaged (not for direct use)."""
 
     def _constraints(self) -> dict:

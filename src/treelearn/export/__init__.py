@@ -8,7 +8,8 @@ nodes and missing-value routing included, and for fitted scikit-learn trees.
 * matplotlib: :func:`plot_tree`, :func:`plot_decision_regions` (leaves' exact rectangles),
   :func:`plot_feature_importances` (impurity and permutation; ensembles too), the pruning
   pictures, and an ensemble's out-of-bag error against its number of trees
-  (:func:`plot_oob_error`); a one-feature regression with fitted curves, a model tree's
+  (:func:`plot_oob_error`), a forest's proximities as a map (:func:`plot_proximities`); a
+  one-feature regression with fitted curves, a model tree's
   lines over a constant tree's steps (:func:`plot_fit_1d`);
 * :func:`explore`: one self-contained interactive HTML page (tree, pruning slider, regions).
 
@@ -19,7 +20,7 @@ from .code import export_python, export_sql, raw_threshold
 from .explorer import explore
 from .graphviz import export_graphviz, render_graphviz
 from .plot import plot_decision_regions, plot_feature_importances, plot_tree
-from .plot_ensemble import plot_oob_error
+from .plot_ensemble import plot_oob_error, plot_proximities
 from .plot_model import plot_fit_1d
 from .plot_pruning import plot_cost_complexity, plot_cv_pruning, plot_pruned_tree, plot_tree_size
 from .rules import LeafRule, export_rules, leaf_rules
@@ -29,6 +30,6 @@ __all__ = [
     "LeafRule", "explore", "export_graphviz", "export_python", "export_rules", "export_sql",
     "export_text", "leaf_rules", "plot_cost_complexity", "plot_cv_pruning",
     "plot_decision_regions", "plot_feature_importances", "plot_fit_1d", "plot_oob_error",
-    "plot_pruned_tree", "plot_tree",
+    "plot_proximities", "plot_pruned_tree", "plot_tree",
     "plot_tree_size", "raw_threshold", "render_graphviz",
 ]
