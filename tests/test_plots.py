@@ -141,6 +141,25 @@ def test_feature_importances_impurity_and_permutation():
         plot_feature_importances(est.tree_, X, IRIS.target, kind="permutation")
 
 
+def test_feature_importances_corrected_beside_the_others():
+    X = pd.DataFrame(IRIS.data, columns=["sl", "sw", "pl", "pw"])
+    rf = tl.ensemble.RandomForestClassifier(n_estimators=20, random_state=0).fit(X, IRIS.target)
+    ax = plot_feature_importances(rf, X, IRIS.target, kind="corrected")
+    imp = rf.oob_impurity_importances(X, IRIS.target)
+    np.testing.assert_allclose(sorted(b.get_width() for b in ax.patches),
+                               np.sort(imp / np.abs(imp).sum()))
+    ax = plot_feature_importances(rf, X, IRIS.target, kind="all", n_repeats=2)
+    assert len(ax.patches) == 12
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "impurity", "permutation", "corrected (out-of-bag)"]
+    with pytest.raises(TypeError, match="forest or bagging"):
+        plot_feature_importances(tl.DecisionTreeClassifier().fit(X, IRIS.target), X,
+                                 IRIS.target, kind="corrected")
+    with pytest.raises(ValueError, match="training data"):
+        plot_feature_importances(rf, kind="corrected")
+    matplotlib.pyplot.close("all")
+
+
 def test_decision_regions_with_points_but_no_labels():
     X, y = noisy_square(100)
     est = tl.DecisionTreeClassifier(max_depth=2).fit(X, y)

@@ -295,10 +295,13 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
     model : fitted estimator (a tree, an ensemble, or a Tree for ``kind="impurity"``)
     X, y : array-like, optional
         Data for permutation importances (e.g. held-out data).
-    kind : {"impurity", "permutation", "both"}, default="impurity"
+    kind : {"impurity", "permutation", "both", "corrected", "all"}, default="impurity"
         Mean decrease in impurity (``feature_importances_``, normalised), the mean drop of the
         score when a feature's values are shuffled (scikit-learn's
-        ``permutation_importance``, error bars: its standard deviation), or both side by side.
+        ``permutation_importance``, error bars: its standard deviation), or both side by side;
+        "corrected": a forest's or bagging's out-of-bag impurity importance (MDI-oob, Li et
+        al. 2019; ``oob_impurity_importances``, X and y the training data), normalised by its
+        sum of absolute values; "all": the three side by side.
     n_repeats : int, default=10
         Shuffles per feature (permutation).
     random_state : int, RandomState or None, default=0
@@ -312,8 +315,13 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
     -------
     ax : matplotlib Axes
     """
-    if kind not in ("impurity", "permutation", "both"):
-        raise ValueError(f'kind must be "impurity", "permutation" or "both"; got {kind!r}.')
+    kinds = {"impurity": ("impurity",), "permutation": ("permutation",),
+             "both": ("impurity", "permutation"), "corrected": ("corrected",),
+             "all": ("impurity", "permutation", "corrected")}
+    if kind not in kinds:
+        raise ValueError('kind must be "impurity", "permutation", "both", "corrected" or '
+                         f'"all"; got {kind!r}.')
+    shown = kinds[kind]
     ensemble = getattr(model, "estimators_", None) is not None and not hasattr(model, "tree_")
     if ensemble:  # a forest, bagging, AdaBoost: the ensemble's own importances
         names = getattr(model, "feature_names_in_", None)
@@ -323,10 +331,10 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
         view = view_of(model, feature_names, None, "plot_feature_importances")
         names = view.feature_names
     series = {}
-    if kind in ("impurity", "both"):
+    if "impurity" in shown:
         series["impurity"] = (model.feature_importances_ if ensemble
                               else view.tree.compute_feature_importances(), None)
-    if kind in ("permutation", "both"):
+    if "permutation" in shown:
         if X is None or y is None:
             raise ValueError("permutation importances need X and y.")
         if not hasattr(model, "fit"):
@@ -335,6 +343,15 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
 
         r = permutation_importance(model, X, y, n_repeats=n_repeats, random_state=random_state)
         series["permutation"] = (r.importances_mean, r.importances_std)
+    if "corrected" in shown:
+        if not hasattr(model, "oob_impurity_importances"):
+            raise TypeError("corrected (out-of-bag) impurity importances need a forest or "
+                            f"bagging fitted with bootstrap samples; got {type(model).__name__}.")
+        if X is None or y is None:
+            raise ValueError("corrected importances need the training data X and y.")
+        imp = model.oob_impurity_importances(X, y)
+        scale = np.abs(imp).sum()
+        series["corrected (out-of-bag)"] = (imp / scale if scale > 0 else imp, None)
     first = next(iter(series.values()))[0]
     order = np.argsort(-first, kind="stable")
     if top is not None:
