@@ -517,7 +517,9 @@ def _forest_xfails(estimator):
                           tl.ObliqueRandomForestClassifier(n_estimators=4, n_projections=4,
                                                            random_state=0),
                           tl.ObliqueRandomForestRegressor(n_estimators=4, n_projections=4,
-                                                          random_state=0)],
+                                                          random_state=0),
+                          tl.RandomForestQuantileRegressor(n_estimators=4, random_state=0),
+                          tl.ExtraTreesQuantileRegressor(n_estimators=4, random_state=0)],
                          expected_failed_checks=_forest_xfails)
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)

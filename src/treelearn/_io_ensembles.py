@@ -16,6 +16,7 @@ from sklearn.base import clone, is_classifier
 from .ensemble import AdaBoostClassifier, MajorityClassifier, OneRClassifier
 from .ensemble._bagging import _Bagging
 from .ensemble._forest import _BaseEnsemble
+from .ensemble._quantile import _check_quantiles, _QuantileForest
 
 #: What members share with their ensemble (set on each member before its own attributes).
 SHARED = ("n_features_in_", "feature_names_in_", "is_categorical_", "categories_", "classes_",
@@ -104,6 +105,11 @@ def check_ensemble(model, members, fail: Callable[[str], Exception], check_model
     model.estimators_ = built
     if isinstance(model, _BaseEnsemble):
         _check_sampling(model, fail)
+    store = getattr(model, "_leaf_store", None)
+    if isinstance(model, _QuantileForest):
+        _check_leaf_store(model, store, fail)
+    elif store is not None:
+        raise fail("_leaf_store belongs to quantile forests")
     try:
         model._pack()
     except ValueError as exc:
@@ -129,6 +135,53 @@ def _check_sampling(model, fail) -> None:
         a = getattr(model, name, None)
         if a is not None and (not isinstance(a, np.ndarray) or a.shape[0] != n):
             raise fail(f"{name} must have one row per training case")
+
+
+def _array(a, kind: str, shape: tuple) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind == kind and a.shape == shape
+
+
+def _check_leaf_store(model, store, fail) -> None:
+    """A quantile forest's leaf rows (:mod:`treelearn.ensemble._quantile`): every list at a
+    leaf of its tree, positions among the training targets, positive weights, targets
+    sorted."""
+    try:
+        _check_quantiles(model.default_quantiles, "default_quantiles")
+    except ValueError as exc:
+        raise fail(f"parameters: {exc}") from None
+    keys = {"offsets", "sizes", "ptr", "rank", "weight", "y_sorted"}
+    if not isinstance(store, dict) or set(store) != keys:
+        raise fail("_leaf_store must hold the quantile forest's leaf rows")
+    smp = getattr(model, "_sampling", None)
+    if smp is None:
+        raise fail("a quantile forest needs _sampling (its training rows)")
+    n = smp["n_train"]
+    trees = [e.tree_ for e in model.estimators_]
+    T = len(trees)
+    sizes, offsets, ptr = store["sizes"], store["offsets"], store["ptr"]
+    if not (_array(sizes, "i", (T,)) and _array(offsets, "i", (T,))):
+        raise fail("_leaf_store: sizes and offsets need one int per tree")
+    if np.any(sizes < 1) or np.any(sizes > [t.node_count for t in trees]) \
+            or offsets[0] != 0 or np.any(np.diff(offsets) != sizes[:-1]):
+        raise fail("_leaf_store: sizes must fit the trees and offsets add them up")
+    total = int(sizes.sum())
+    if not _array(ptr, "i", (total + 1,)) or ptr[0] != 0 or np.any(np.diff(ptr) < 0):
+        raise fail("_leaf_store: ptr must be a non-decreasing pointer per leaf")
+    m = int(ptr[-1])
+    rank, weight, y = store["rank"], store["weight"], store["y_sorted"]
+    if not (_array(rank, "i", (m,)) and _array(weight, "f", (m,))
+            and _array(y, "f", (n,))):
+        raise fail("_leaf_store: rank, weight and y_sorted have the wrong shape or type")
+    if m and (rank.min() < 0 or rank.max() >= n):
+        raise fail("_leaf_store: ranks must be positions among the training targets")
+    if not np.all(np.isfinite(weight)) or np.any(weight <= 0):
+        raise fail("_leaf_store: weights must be positive")
+    if not np.all(np.isfinite(y)) or np.any(np.diff(y) < 0):
+        raise fail("_leaf_store: y_sorted must be finite and sorted")
+    for t, tree in enumerate(trees):
+        counts = np.diff(ptr[offsets[t]:offsets[t] + sizes[t] + 1])
+        if np.any(tree.children_left[:sizes[t]][counts > 0] != -1):
+            raise fail(f"_leaf_store: tree {t} keeps rows at a split node")
 
 
 def _check_one_r(model, fail) -> None:

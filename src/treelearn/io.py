@@ -126,7 +126,7 @@ _ENSEMBLE_FITTED = ("n_features_in_", "feature_names_in_", "is_categorical_", "c
                     "estimators_features_", "estimator_weights_", "estimator_errors_",
                     "oob_score_", "oob_decision_function_", "oob_prediction_", "_sampling",
                     "rules_", "feature_", "feature_name_", "majority_", "n_weight_",
-                    "class_prior_")
+                    "class_prior_", "_leaf_store")
 #: Fitted attributes of a tree that differ between the members of an ensemble.
 _MEMBER_OWN = ("tree_", "unpruned_tree_", "pruning_", "ccp_alpha_", "max_features_",
                "cost_matrix_", "selection_")

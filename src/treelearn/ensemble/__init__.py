@@ -17,18 +17,21 @@ from ._forest import (
 )
 from ._oblique import ObliqueRandomForestClassifier, ObliqueRandomForestRegressor
 from ._proximity import scaling_coordinates
+from ._quantile import ExtraTreesQuantileRegressor, RandomForestQuantileRegressor
 
 __all__ = [
     "AdaBoostClassifier",
     "BaggingClassifier",
     "BaggingRegressor",
     "ExtraTreesClassifier",
+    "ExtraTreesQuantileRegressor",
     "ExtraTreesRegressor",
     "MajorityClassifier",
     "ObliqueRandomForestClassifier",
     "ObliqueRandomForestRegressor",
     "OneRClassifier",
     "RandomForestClassifier",
+    "RandomForestQuantileRegressor",
     "RandomForestRegressor",
     "scaling_coordinates",
 ]
