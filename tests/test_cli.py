@@ -664,3 +664,31 @@ def test_fit_the_optimal_tree(tmp_path):
     table.to_csv(tmp_path / "holes.csv", index=False)
     assert "NaN in numeric column 'a'" in error("fit", "holes.csv", "--target", "y",
                                                 "--algorithm", "optimal", cwd=tmp_path)
+
+
+def test_quantile_forest_and_predict_quantiles(table_csv):
+    d = table_csv
+    out = run("fit", "shop.csv", "--target", "price", "--ignore", "label,id", "--algorithm",
+              "quantile-forest", "--n-estimators", "20", "--min-samples-leaf", "5", "--cv", "0",
+              "-o", "qrf.tlm", cwd=d).stdout
+    assert "RandomForestQuantileRegressor(n_estimators=20" in out and "held-out R2:" in out
+    model = tl.io.load(d / "qrf.tlm")
+    assert isinstance(model, tl.RandomForestQuantileRegressor)
+    got = pd.read_csv(io.StringIO(run("predict", "qrf.tlm", "shop.csv", "--id", "id",
+                                      "--quantiles", "0.05, 0.5,0.95", cwd=d).stdout))
+    assert list(got.columns) == ["id", "prediction", "q0.05", "q0.5", "q0.95"]
+    X = pd.read_csv(d / "shop.csv")[["colour", "size", "weight"]]
+    np.testing.assert_allclose(got[["q0.05", "q0.5", "q0.95"]].to_numpy(),
+                               model.predict(X, quantiles=[0.05, 0.5, 0.95]), rtol=1e-12)
+    np.testing.assert_allclose(got["prediction"], got["q0.5"], rtol=1e-12)  # the median
+    assert (got["q0.05"] <= got["q0.95"]).all()
+    assert "in [0, 1]" in error("predict", "qrf.tlm", "shop.csv", "--quantiles", "0.5,1.2",
+                                cwd=d)
+    assert "separated by commas" in error("predict", "qrf.tlm", "shop.csv", "--quantiles",
+                                          "low", cwd=d)
+    assert "is for regression" in error("fit", "shop.csv", "--target", "label", "--algorithm",
+                                        "quantile-forest", cwd=d)
+    ok("fit", "shop.csv", "--target", "label", "--ignore", "price", "--algorithm", "forest",
+       "--n-estimators", "3", "--cv", "0", "-o", "rf.tlm", cwd=d)
+    assert "needs a quantile forest" in error("predict", "rf.tlm", "shop.csv", "--quantiles",
+                                              "0.5", cwd=d)

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", required=True, help="the column to predict")
     p.add_argument("--algorithm", choices=("cart", "c45", "id3", "tree", "m5", "forest",
                                            "extra", "adaboost", "oner", "optimal", "oblique",
-                                           "oblique-forest"),
+                                           "oblique-forest", "quantile-forest"),
                    default="cart",
                    help="cart (default: binary splits, 10-fold CV pruning, 1-SE rule), c45 "
                         "(gain ratio, pessimistic pruning), id3 (information gain, "
@@ -104,13 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "columns, w1*x1 + w2*x2 <= t, by OC1's search; no category columns, "
                         "no holes; unpruned unless --prune); oblique-forest (a random forest "
                         "of such trees, each split the best of sparse random projections, "
-                        "SPORF)")
+                        "SPORF); quantile-forest (a random forest whose leaves keep their "
+                        "targets: 'treelearn predict --quantiles' gives prediction intervals; "
+                        "numeric targets)")
     p.add_argument("--time-limit", type=float,
                    help="seconds the optimal search may take (default: to its end); the "
                         "best tree found so far is kept")
     p.add_argument("--n-estimators", type=int,
-                   help="trees of forest, extra and oblique-forest (default 100), rounds of "
-                        "adaboost (default 50)")
+                   help="trees of forest, extra, oblique-forest and quantile-forest "
+                        "(default 100), rounds of adaboost (default 50)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
                    help="auto: text, booleans and integers with at most 20 values are "
                         "classes; other numbers are regressed")
@@ -151,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--proba", action="store_true", help="add a column per class probability")
+    p.add_argument("--quantiles", metavar="Q,Q,...",
+                   help="quantile forests: add a column per quantile of the target, e.g. "
+                        "0.05,0.5,0.95 (a 90%% prediction interval and the median)")
     p.add_argument("--id", default="", metavar="COLS", help="columns of DATA to copy beside")
     p.add_argument("--sep")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")

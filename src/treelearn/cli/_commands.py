@@ -148,10 +148,12 @@ ALGORITHMS = {"cart": ("CARTClassifier", "CARTRegressor"),
                "optimal": ("OptimalTreeClassifier", None),
                "oblique": ("ObliqueTreeClassifier", "ObliqueTreeRegressor"),
                "oblique-forest": ("ObliqueRandomForestClassifier",
-                                  "ObliqueRandomForestRegressor")}
+                                  "ObliqueRandomForestRegressor"),
+               "quantile-forest": (None, "RandomForestQuantileRegressor")}
 _TREE_OPTIONS = ("criterion", "max_depth", "min_samples_leaf", "min_samples_split",
                  "max_leaf_nodes", "splitter")
-_ENSEMBLES = ("forest", "extra", "adaboost", "oner", "oblique-forest")
+_ENSEMBLES = ("forest", "extra", "adaboost", "oner", "oblique-forest", "quantile-forest")
+_FORESTS = ("forest", "extra", "adaboost", "oblique-forest", "quantile-forest")
 
 
 def _estimator(args: argparse.Namespace, task: str, cols: Columns):
@@ -165,14 +167,14 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
                         "extra, adaboost or oner, or --task regression)")
     if name is None:
         raise UserError(f"--algorithm {args.algorithm} is for classification; the target is "
-                        "numeric (use cart, tree, m5, oblique, forest, oblique-forest or "
-                        "extra, or --task classification)")
+                        "numeric (use cart, tree, m5, oblique, forest, oblique-forest, "
+                        "quantile-forest or extra, or --task classification)")
     algo = args.algorithm
     if algo in _ENSEMBLES and args.prune is not None:
         raise UserError(f"--prune is for single trees; --algorithm {algo} does not prune")
-    if args.n_estimators is not None and algo not in ("forest", "extra", "adaboost",
-                                                      "oblique-forest"):
-        raise UserError("--n-estimators is for forest, extra, oblique-forest and adaboost")
+    if args.n_estimators is not None and algo not in _FORESTS:
+        raise UserError("--n-estimators is for forest, extra, oblique-forest, quantile-forest "
+                        "and adaboost")
     if args.n_estimators is not None and args.n_estimators < 1:
         raise UserError(f"--n-estimators must be at least 1; got {args.n_estimators}")
     cats = cols.categorical or None
@@ -216,7 +218,7 @@ def _estimator(args: argparse.Namespace, task: str, cols: Columns):
     # n_jobs: the folds of CV pruning (or a forest's trees) fit on threads (the kernels
     # release the GIL)
     params = {"random_state": args.seed, "n_jobs": -1, "categorical_features": cats, **given}
-    if algo in ("forest", "extra"):
+    if algo in ("forest", "extra", "quantile-forest"):
         params["n_estimators"] = args.n_estimators or 100
         if algo == "extra":
             if "splitter" in given:
@@ -454,7 +456,17 @@ def predict(args: argparse.Namespace) -> None:
         if c not in table.columns:
             raise UserError(f"no column {c!r} in {data.name}")
         out[c] = table[c]
-    out["prediction"] = model.predict(X)
+    quantiles = _quantile_list(args.quantiles, model) if args.quantiles else None
+    pred = model.predict(X)
+    if pred.ndim == 2:  # a quantile forest whose default_quantiles is a list
+        for q, col in zip(np.atleast_1d(model.default_quantiles), pred.T, strict=True):
+            out[f"q{q:g}"] = col
+    else:
+        out["prediction"] = pred
+    if quantiles is not None:
+        values = model.predict(X, quantiles=quantiles).reshape(len(X), -1)
+        for q, col in zip(quantiles, values.T, strict=True):
+            out[f"q{q:g}"] = col
     if args.proba:
         if not _is_classifier(model):
             raise UserError("--proba is for classification models; this one is a regressor")
@@ -464,6 +476,21 @@ def predict(args: argparse.Namespace) -> None:
     buf = _io.StringIO()
     pd.DataFrame(out).to_csv(buf, index=False)
     _write_text(buf.getvalue(), args.output)
+
+
+def _quantile_list(text: str, model) -> list[float]:
+    """The quantiles of ``--quantiles 0.1,0.5,0.9``, checked, for a quantile forest."""
+    if not hasattr(model, "default_quantiles"):
+        raise UserError(f"--quantiles needs a quantile forest (treelearn fit --algorithm "
+                        f"quantile-forest); this model is a {type(model).__name__}")
+    try:
+        qs = [float(v) for v in split_names(text)]
+    except ValueError:
+        raise UserError(f"--quantiles takes numbers in [0, 1] separated by commas; got "
+                        f"{text!r}") from None
+    if not qs or any(not 0.0 <= q <= 1.0 for q in qs):
+        raise UserError(f"--quantiles must lie in [0, 1]; got {text!r}")
+    return qs
 
 
 def evaluate(args: argparse.Namespace) -> None:
