@@ -242,3 +242,15 @@ def test_weighted_quantile_kernel_on_whole_weights_is_numpys():
             np.testing.assert_allclose(out, np.quantile(np.repeat(vals, w.astype(int)), qs,
                                                         method=method), rtol=1e-12,
                                        err_msg=method)
+
+
+def test_warm_start_keeps_the_leaf_rows_of_every_tree():
+    X, y = _data(10, 150)
+    grown = RandomForestQuantileRegressor(n_estimators=3, warm_start=True, random_state=0)
+    grown.fit(X, y)
+    grown.set_params(n_estimators=7)
+    grown.fit(X, y)
+    once = RandomForestQuantileRegressor(n_estimators=7, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(grown.predict(X, quantiles=[0.1, 0.5, 0.9]),
+                                  once.predict(X, quantiles=[0.1, 0.5, 0.9]))
+    assert grown._leaf_store["offsets"].size == 7

@@ -102,6 +102,8 @@ def seed_models() -> list[tuple[str, bytes, object]]:
         ("oblique-forest", tl.ObliqueRandomForestClassifier(n_estimators=3, max_depth=4,
                                                             oob_score=True, random_state=0),
          X, yc),
+        ("quantile-forest", tl.RandomForestQuantileRegressor(
+            n_estimators=3, max_depth=4, default_quantiles=[0.1, 0.9], random_state=0), X, yr),
     ]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
