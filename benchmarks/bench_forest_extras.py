@@ -2,6 +2,7 @@
 
     python benchmarks/bench_forest_extras.py --part quantile
     python benchmarks/bench_forest_extras.py --part proximity
+    python benchmarks/bench_forest_extras.py --part monotonic
     python benchmarks/bench_forest_extras.py --part quantile --quick     # a minute
 
 Parts (each prints a Markdown table and writes ``results/forest-extras-<part>.json``):
@@ -16,6 +17,10 @@ Parts (each prints a Markdown table and writes ``results/forest-extras-<part>.js
   each keeps for the leaves, and the largest difference between the two predictions.
 * ``proximity``: Breiman's proximities of 10,000 rows in a 500-tree forest: ours dense and
   top-100 sparse, quantile-forest's ``proximity_counts`` (a list of (row, count) per row).
+* ``monotonic``: fit time with and without monotonic constraints of our tree and forest (exact
+  and hist) and scikit-learn's, on the diamonds-shaped table (price increasing in carat, x, y
+  and z) and a classification of it (price above the median); the ratio constrained /
+  unconstrained is the target (at most 1.2).
 
 Best of ``--repeat`` (default 3) warm runs; the first call of each kernel is not timed.
 """
@@ -158,14 +163,74 @@ def part_proximity(args) -> list[dict]:
     return rows
 
 
+def part_monotonic(args) -> list[dict]:
+    import sklearn.ensemble as ske
+    import sklearn.tree as skt
+
+    import treelearn as tl
+
+    n = 10_000 if args.quick else 53_940
+    X, y, _, _ = _table("diamonds", int(n / 0.8))
+    names = ["carat", "cut", "color", "clarity", "depth", "table", "x", "y", "z"]
+    cst = [1 if c in ("carat", "x", "y", "z") else 0 for c in names]
+    yc = (y > np.median(y)).astype(int)
+    cases = [
+        ("tree", "regression", lambda m: tl.DecisionTreeRegressor(random_state=0,
+                                                                   monotonic_cst=m),
+         lambda m: skt.DecisionTreeRegressor(random_state=0, monotonic_cst=m), y),
+        ("tree hist", "regression",
+         lambda m: tl.DecisionTreeRegressor(splitter="hist", random_state=0, monotonic_cst=m),
+         None, y),
+        ("forest", "regression",
+         lambda m: tl.RandomForestRegressor(n_estimators=args.trees, max_features=1 / 3,
+                                            n_jobs=2, random_state=0, monotonic_cst=m),
+         lambda m: ske.RandomForestRegressor(n_estimators=args.trees, max_features=1 / 3,
+                                             n_jobs=2, random_state=0, monotonic_cst=m), y),
+        ("forest hist", "regression",
+         lambda m: tl.RandomForestRegressor(n_estimators=args.trees, max_features=1 / 3,
+                                            splitter="hist", n_jobs=2, random_state=0,
+                                            monotonic_cst=m), None, y),
+        ("forest", "classification",
+         lambda m: tl.RandomForestClassifier(n_estimators=args.trees, n_jobs=2,
+                                             random_state=0, monotonic_cst=m),
+         lambda m: ske.RandomForestClassifier(n_estimators=args.trees, n_jobs=2,
+                                              random_state=0, monotonic_cst=m), yc),
+    ]
+    rows = []
+    for name, task, ours, theirs, target in cases:
+        ours(cst).fit(X[:2000], target[:2000])  # compile
+        ours(None).fit(X[:2000], target[:2000])
+        _, t_free = best_of(lambda o=ours, t=target: o(None).fit(X, t), args.repeat)
+        _, t_mono = best_of(lambda o=ours, t=target: o(cst).fit(X, t), args.repeat)
+        row = {"model": name, "task": task, "rows": len(target), "ours_free_s": t_free,
+               "ours_monotonic_s": t_mono, "ratio": t_mono / t_free}
+        if theirs is not None:
+            _, s_free = best_of(lambda o=theirs, t=target: o(None).fit(X, t), args.repeat)
+            _, s_mono = best_of(lambda o=theirs, t=target: o(cst).fit(X, t), args.repeat)
+            row |= {"sklearn_free_s": s_free, "sklearn_monotonic_s": s_mono}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print()
+    print("| model | task | rows | ours free | ours monotonic | ratio | scikit-learn free "
+          "| scikit-learn monotonic |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        sk = (f"{r['sklearn_free_s']:.2f} s | {r['sklearn_monotonic_s']:.2f} s"
+              if "sklearn_free_s" in r else " | ")
+        print(f"| {r['model']} | {r['task']} | {r['rows']:,} | {r['ours_free_s']:.2f} s "
+              f"| {r['ours_monotonic_s']:.2f} s | {r['ratio']:.2f} | {sk} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=("quantile", "proximity"), required=True)
+    ap.add_argument("--part", choices=("quantile", "proximity", "monotonic"), required=True)
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
-    rows = {"quantile": part_quantile, "proximity": part_proximity}[args.part](args)
+    rows = {"quantile": part_quantile, "proximity": part_proximity,
+            "monotonic": part_monotonic}[args.part](args)
     out = HERE / "results" / f"forest-extras-{args.part}{'-quick' if args.quick else ''}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))

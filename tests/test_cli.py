@@ -692,3 +692,38 @@ def test_quantile_forest_and_predict_quantiles(table_csv):
        "--n-estimators", "3", "--cv", "0", "-o", "rf.tlm", cwd=d)
     assert "needs a quantile forest" in error("predict", "rf.tlm", "shop.csv", "--quantiles",
                                               "0.5", cwd=d)
+
+
+def test_fit_with_monotonic_constraints(table_csv):
+    d = table_csv
+    out = run("fit", "shop.csv", "--target", "price", "--ignore", "label,id", "--algorithm",
+              "tree", "--monotonic", "size=+1, weight=-1", "--max-depth", "5", "--cv", "0",
+              "-o", "mono.tlm", cwd=d).stdout
+    assert "(monotonic: size increasing, weight decreasing)" in out
+    model = tl.io.load(d / "mono.tlm")
+    assert model.monotonic_cst == {"size": 1, "weight": -1}
+    X = pd.read_csv(d / "shop.csv")[["colour", "size", "weight"]].iloc[:20]
+    for i in range(len(X)):
+        Z = pd.concat([X.iloc[[i]]] * 30, ignore_index=True)
+        Z["size"] = np.linspace(0, 20, 30)
+        assert np.all(np.diff(model.predict(Z)) >= 0)
+    # C4.5 splits rows with holes fractionally: refused where the table has them ...
+    assert "use missing='learn'" in error("fit", "shop.csv", "--target", "label", "--ignore",
+                                          "price", "--algorithm", "c45", "--monotonic",
+                                          "size=+1", cwd=d)
+    # ... and on a column without holes its subtree raising is turned off
+    ok("fit", "shop.csv", "--target", "label", "--features", "weight", "--algorithm", "c45",
+       "--monotonic", "weight=-1", "--cv", "0", "-o", "c45m.tlm", cwd=d)
+    c45 = tl.io.load(d / "c45m.tlm")
+    assert c45.subtree_raising is False and c45.monotonic_cst == {"weight": -1}
+    ok("fit", "shop.csv", "--target", "price", "--ignore", "label", "--algorithm", "forest",
+       "--n-estimators", "3", "--monotonic", "size=1", "--cv", "0", "-o", "rfm.tlm", cwd=d)
+    assert tl.io.load(d / "rfm.tlm").monotonic_cst == {"size": 1}
+    assert "not a feature column" in error("fit", "shop.csv", "--target", "price",
+                                           "--monotonic", "height=+1", cwd=d)
+    assert "a category column" in error("fit", "shop.csv", "--target", "price",
+                                        "--monotonic", "colour=+1", cwd=d)
+    assert "COLUMN=+1" in error("fit", "shop.csv", "--target", "price", "--monotonic",
+                                "size=up", cwd=d)
+    assert "does not take it" in error("fit", "shop.csv", "--target", "price", "--algorithm",
+                                       "m5", "--monotonic", "size=+1", cwd=d)

@@ -381,7 +381,7 @@ def test_fast_histogram_scan_is_the_summary_search(seed, n, n_bins, crit_name, n
     S = 2 if regression else n_classes
     if two:
         usable = scan_hist_two(hist, 0, hoff, nbins, not regression, weighted, crit, min_leaf,
-                               min_wleaf, order, n_order, fast)
+                               min_wleaf, order, n_order, fast, 0, -np.inf, np.inf)
     else:
         usable = scan_hist_classes(hist, 0, hoff, nbins, weighted, crit, min_leaf, min_wleaf,
                                    order, n_order, levels.workspace(n_bins + 2, S)[2], fast)

@@ -139,12 +139,13 @@ def test_scan_feature_finds_the_brute_force_cut(crit, min_leaf):
             pimp = node_impurity(stats, wn, crit)
             exact.search_numeric(V, C, R, W, 0, 0, n, 0, stw, st_ws, stats, wn, crit, pimp,
                                  levels.MISSING_LEARN, min_leaf, 0.0, np.nan, True, out,
-                                 np.bool_(True))
+                                 np.bool_(True), 0, np.array([-np.inf, np.inf]))
             # the plain path (extras None: C4.5's scoring pruned at compile time) finds the
             # same cut
             plain = np.zeros(levels.N_RES)
             exact.search_numeric(V, C, R, W, 0, 0, n, 0, stw, st_ws, stats, wn, crit, pimp,
-                                 levels.MISSING_LEARN, min_leaf, 0.0, np.nan, False, plain, None)
+                                 levels.MISSING_LEARN, min_leaf, 0.0, np.nan, False, plain, None,
+                                 0, np.array([-np.inf, np.inf]))
             for r in (levels.R_SCORE, levels.R_THR, levels.R_NLEFT, levels.R_WLEFT):
                 assert plain[r] == out[r]
         sc = out[levels.R_SCORE]

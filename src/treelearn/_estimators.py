@@ -298,7 +298,8 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
             raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
                              "array or DataFrame.")
         if prm.criterion_only:
-            return grow_sparse(X, ycls, yreg, w, prm)
+            return grow_sparse(X, ycls, yreg, w, dataclasses.replace(
+                prm, monotonic=_engine_monotonic(est, False)))
         # the sparse layout searches by the criterion alone: feature costs, C4.5's rules and
         # the statistical selection need the dense one (they were ignored here before)
         check_memory(4.0 * X.shape[0] * X.shape[1], "A dense copy of sparse X (feature costs, "
@@ -317,6 +318,9 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
                  and not has_missing)
     if plain_c45 or (est.missing == "m5" and not has_missing):
         prm = dataclasses.replace(prm, missing=_MISSING_CODES["learn"])
+    mono = _engine_monotonic(est, has_missing)
+    if mono is not None:
+        prm = dataclasses.replace(prm, monotonic=mono)
     if shared is not None and shared.binned is not None:
         binned = (shared.binned[0][keep],) + shared.binned[1:]  # partitioned in place: a copy
         tree = grow_binned(binned, est.is_categorical_, n_levels, ycls, yreg, w, prm,
@@ -349,6 +353,83 @@ def _indexable(X):
     if hasattr(X, "iloc") or isinstance(X, np.ndarray):
         return X
     return np.asarray(X, dtype=object)
+
+
+_MONOTONIC_CONSTRAINT = {"monotonic_cst": [
+    InstanceOf((list, tuple, np.ndarray, dict), "an array-like of -1, 0 and 1, or a dict"),
+    None]}
+
+
+def monotonic_constraints(est) -> np.ndarray | None:
+    """The fitted estimator's ``monotonic_cst`` as one int per feature (-1, 0, 1; the user's
+    convention), or None when it has none; checked against its features (ValueError naming
+    the problem)."""
+    spec = getattr(est, "monotonic_cst", None)
+    if spec is None:
+        return None
+    p = int(est.n_features_in_)
+    if isinstance(spec, dict):
+        names = getattr(est, "feature_names_in_", None)
+        index = {} if names is None else {str(n): j for j, n in enumerate(names)}
+        cst = np.zeros(p, dtype=np.int64)
+        for key, value in spec.items():
+            if isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+                    and 0 <= key < p:
+                j = int(key)
+            elif str(key) in index:
+                j = index[str(key)]
+            else:
+                raise ValueError(f"monotonic_cst names {key!r}, which is not a feature "
+                                 f"(the features: {', '.join(index) or f'0..{p - 1}'}).")
+            cst[j] = value if value in (-1, 0, 1) else 2
+        values = np.asarray(list(spec.values()), dtype=object)
+    else:
+        values = np.asarray(spec, dtype=object).ravel()
+        if values.shape[0] != p:
+            raise ValueError(f"monotonic_cst has shape {values.shape[0]} but the input data X "
+                             f"has {p} features.")
+        cst = None
+    bad = [v for v in values.tolist() if isinstance(v, bool) or v not in (-1, 0, 1)]
+    if bad:
+        raise ValueError("monotonic_cst must be None or an array-like of -1, 0 or 1, but got "
+                         f"{sorted(set(map(repr, bad)))}.")
+    if cst is None:
+        cst = np.asarray(values.tolist(), dtype=np.int64)
+    return cst
+
+
+def _engine_monotonic(est, has_missing: bool) -> np.ndarray | None:
+    """The constraints as the engine reads them (:attr:`GrowParams.monotonic`: on the first
+    class's fraction for classifiers, so signs flipped), after the checks of what the
+    engine cannot constrain; None when no feature is constrained."""
+    cst = monotonic_constraints(est)
+    if cst is None or not cst.any():
+        return None
+    name = type(est).__name__
+    cats = np.flatnonzero(cst.astype(bool) & np.asarray(est.is_categorical_, dtype=bool))
+    if cats.size:
+        names = getattr(est, "feature_names_in_", None)
+        which = [str(names[j]) if names is not None else str(j) for j in cats]
+        raise ValueError(f"monotonic_cst constrains categorical features ({', '.join(which)}): "
+                         "their levels have no order; constrain numeric features only.")
+    if is_classifier(est) and est.n_classes_ > 2:
+        raise ValueError("Monotonicity constraints are not supported with multiclass "
+                         f"classification ({est.n_classes_} classes).")
+    if est.criterion == "absolute_error":
+        raise ValueError(f"{name}: monotonic_cst is not supported with "
+                         "criterion='absolute_error' (its leaves are medians).")
+    if getattr(est, "linear_leaves", False):
+        raise ValueError(f"{name}: monotonic_cst is not supported with linear leaves (a "
+                         "leaf's linear model can run against the constraint).")
+    if est.missing in ("c45", "m5") and has_missing:
+        raise ValueError(f"{name}: monotonic_cst with missing={est.missing!r} on data with "
+                         "missing values is not supported (rows split fractionally or routed by "
+                         "their target); use missing='learn'.")
+    if getattr(est, "subtree_raising", False):
+        raise ValueError(f"{name}: monotonic_cst is not supported with subtree_raising=True "
+                         "(a raised subtree leaves the bounds it was grown in); pass "
+                         "subtree_raising=False.")
+    return -cst if is_classifier(est) else cst
 
 
 class BaseDecisionTree(BaseEstimator):
@@ -860,6 +941,16 @@ _DOC_PARAMS = """
         C4.5 Release 8's correction for numeric tests: the gain of a threshold test is
         lowered by ``log2(N - 1) / |D|`` (``N - 1`` candidate cuts, ``|D|`` the node's
         weight) before it competes (Quinlan 1996).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotonic constraints, scikit-learn's: per feature 1 (predictions never decrease as
+        the feature grows), -1 (never increase) or 0 (free); a dict maps feature names (or
+        indices) to constraints, the others free. For classifiers the constraint is on the
+        probability of the second class (``classes_[1]``); two classes only. A split on a
+        constrained feature is taken only when its children's values are in the right
+        order and within the bounds inherited from above, and every node's value is clipped
+        to its bounds (scikit-learn's rule: the same trees). Numeric features only; not
+        with ``criterion="absolute_error"``, linear leaves, C4.5's or M5's missing-value
+        modes on data with missing values, or ``subtree_raising``.
 
     Notes
     -----
@@ -959,11 +1050,11 @@ default="gini"
                  ccp_risk="impurity", confidence_factor=0.25, subtree_raising=False,
                  validation_fraction=0.2, n_jobs=None, min_level_count=1,
                  level_smoothing=0.0, selection="auto", selection_alpha=1.0,
-                 average_gain=False, threshold_penalty=False):
+                 average_gain=False, threshold_penalty=False, monotonic_cst=None):
         keep_params(self, locals())
 
     def _constraints(self) -> dict:
-        return {**super()._constraints(),
+        return {**super()._constraints(), **_MONOTONIC_CONSTRAINT,
                 "class_weight": [InstanceOf((dict,), "a dict"), Options(("balanced",)), None],
                 "misclassification_cost": [InstanceOf((list, tuple, np.ndarray),
                                                       "a square array-like"), None]}
@@ -1074,11 +1165,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  selection_alpha=1.0, average_gain=False, threshold_penalty=False,
                  linear_leaves=False, linear_features="subtree", smoothing=15.0,
                  drop_attributes=True, ridge_alpha=0.0, linear_estimate="m5",
-                 min_sd_fraction=0.0):
+                 min_sd_fraction=0.0, monotonic_cst=None):
         keep_params(self, locals())
 
     def _constraints(self) -> dict:
-        return {**super()._constraints(),
+        return {**super()._constraints(), **_MONOTONIC_CONSTRAINT,
                 "linear_leaves": [InstanceOf((bool, np.bool_), "a bool")],
                 "linear_features": [Options(FEATURE_SETS)],
                 "smoothing": [Interval("real", 0.0, None), Interval("int", 0, None)],

@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "SPORF); quantile-forest (a random forest whose leaves keep their "
                         "targets: 'treelearn predict --quantiles' gives prediction intervals; "
                         "numeric targets)")
+    p.add_argument("--monotonic", metavar="COL=+1,COL=-1",
+                   help="monotonic constraints: predictions never decrease (+1) or never "
+                        "increase (-1) as a numeric column grows (classification: the "
+                        "probability of the second class in sorted order); cart, c45, id3, "
+                        "tree, forest, extra, adaboost")
     p.add_argument("--time-limit", type=float,
                    help="seconds the optimal search may take (default: to its end); the "
                         "best tree found so far is kept")

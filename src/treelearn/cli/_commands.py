@@ -156,7 +156,47 @@ _ENSEMBLES = ("forest", "extra", "adaboost", "oner", "oblique-forest", "quantile
 _FORESTS = ("forest", "extra", "adaboost", "oblique-forest", "quantile-forest")
 
 
+_MONOTONIC_ALGORITHMS = ("cart", "c45", "id3", "tree", "forest", "extra", "adaboost")
+
+
+def _monotonic(args: argparse.Namespace, task: str, cols: Columns) -> dict | None:
+    """``--monotonic price=+1,age=-1`` as ``monotonic_cst``, checked against the columns."""
+    text = getattr(args, "monotonic", None)
+    if not text:
+        return None
+    if args.algorithm not in _MONOTONIC_ALGORITHMS:
+        raise UserError(f"--monotonic is for {', '.join(_MONOTONIC_ALGORITHMS)}; "
+                        f"--algorithm {args.algorithm} does not take it")
+    out = {}
+    for item in split_names(text):
+        name, sep, sign = item.partition("=")
+        name, sign = name.strip(), sign.strip()
+        if not sep or sign not in ("+1", "1", "-1", "0", "+", "-"):
+            raise UserError(f"--monotonic takes COLUMN=+1 (increasing) or COLUMN=-1 "
+                            f"(decreasing), separated by commas; got {item!r}")
+        if name not in cols.features:
+            raise UserError(f"--monotonic names {name!r}, which is not a feature column")
+        if name in cols.categorical:
+            raise UserError(f"--monotonic names {name!r}, a category column: its levels have "
+                            "no order")
+        out[name] = -1 if sign.startswith("-") else (0 if sign == "0" else 1)
+    return out
+
+
 def _estimator(args: argparse.Namespace, task: str, cols: Columns):
+    mono = _monotonic(args, task, cols)
+    est = _make_estimator(args, task, cols)
+    if mono is not None:
+        if args.algorithm == "adaboost":
+            est.estimator.set_params(monotonic_cst=mono)
+        else:
+            est.set_params(monotonic_cst=mono)
+            if args.algorithm == "c45":
+                est.set_params(subtree_raising=False)  # a raised subtree leaves its bounds
+    return est
+
+
+def _make_estimator(args: argparse.Namespace, task: str, cols: Columns):
     import treelearn
 
     clf, reg = ALGORITHMS[args.algorithm]

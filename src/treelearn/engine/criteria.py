@@ -231,3 +231,14 @@ def midpoint(a, b):
     if thr == np.float64(b) or np.isinf(thr):
         thr = np.float64(a)
     return thr
+
+
+@tiny
+def monotone_ok(cst, lower, upper, left0, wl, right0, wr):
+    """scikit-learn's check of a candidate split on a feature with constraint ``cst``: both
+    children's values within the node's bounds and ordered as ``cst`` asks
+    (``(left - right) * cst <= 0``). Values: class-0 fractions or means."""
+    vl = left0 / wl
+    vr = right0 / wr
+    return (vl >= lower and vr >= lower and vl <= upper and vr <= upper
+            and (vl - vr) * cst <= 0.0)

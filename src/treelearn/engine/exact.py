@@ -29,7 +29,7 @@ import numpy as np
 from . import criteria as crt
 from . import levels as lvl
 from .config import FEATURE_THRESHOLD, noref, tiny
-from .criteria import midpoint, plog2p, proxy_two, split_proxy
+from .criteria import midpoint, monotone_ok, plog2p, proxy_two, split_proxy
 from .levels import (
     c45_score,
     known_gain,
@@ -38,6 +38,9 @@ from .levels import (
     search_summary_levels,
     split_info,
 )
+
+#: The bounds of a node without monotonic constraints.
+_UNBOUNDED = np.array([-np.inf, np.inf])
 
 
 @tiny
@@ -122,7 +125,8 @@ def _cut_score(st, ws, wl, wr, crit, pimp, c45, mw):
 
 @noref
 def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, bval, bw, bn,
-                 crit, pimp, min_leaf, min_wleaf, rand_thr, c45, mw, best, out):
+                 crit, pimp, min_leaf, min_wleaf, rand_thr, c45, mw, best, out, cst, lower,
+                 upper):
     """Best cut of the known entries ``[lo, hk)`` of sorted list ``f``.
 
     ``st[SR_TOTAL]`` holds the statistics of everything the two children share (``wtot``,
@@ -135,7 +139,9 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
     least ``min_leaf`` (None: the criterion's score).
 
     A better cut than ``best`` updates ``out`` (R_SCORE, R_THR, R_NLEFT, R_TRIES += valid
-    cuts) and ``st[SR_BEST]`` (its left statistics). Returns the new best score.
+    cuts) and ``st[SR_BEST]`` (its left statistics). Returns the new best score. ``cst``
+    not 0: a monotonic constraint on the feature; a cut whose children's values leave the
+    node's bounds ``[lower, upper]`` or go the wrong way is skipped (scikit-learn's rule).
     """
     S = st.shape[1]
     random = not np.isnan(rand_thr)
@@ -164,7 +170,8 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
                 for k in range(S):
                     st[lvl.SR_RIGHT, k] = st[lvl.SR_TOTAL, k] - st[lvl.SR_LEFT, k]
                 sc = _cut_score(st, ws, wl, wr, crit, pimp, c45, mw)
-                if sc > best:
+                if sc > best and (cst == 0 or monotone_ok(
+                        cst, lower, upper, st[lvl.SR_LEFT, 0], wl, st[lvl.SR_RIGHT, 0], wr)):
                     best = sc
                     if random:
                         thr = rand_thr
@@ -193,7 +200,8 @@ def scan_numeric(V, C, R, W, f, lo, hk, st, ws, wtot, ntot, pre_w, pre_n, bpos, 
 
 
 @noref
-def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, best, out):
+def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, best, out, cst,
+             lower, upper):
     """:func:`scan_numeric` for two statistics (two classes, or regression) with the criteria
     gini, entropy and squared error, no missing values in the left child and no random
     threshold: the running sums live in scalars. Arrays would be re-read from memory at every
@@ -221,7 +229,8 @@ def scan_two(V, C, R, W, f, lo, hk, st, wtot, ntot, crit, min_leaf, min_wleaf, b
             if wl >= min_wleaf and wr >= min_wleaf and wl > 0.0 and wr > 0.0:
                 tries += 1
                 sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
-                if sc > best:
+                if sc > best and (cst == 0 or monotone_ok(cst, lower, upper, l0, wl, t0 - l0,
+                                                          wr)):
                     best = sc
                     best_thr = midpoint(prev, v)
                     best_nl = nl
@@ -275,7 +284,7 @@ def _weighted_median_pos(V, W, f, lo, hk):
 
 @noref
 def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mode,
-                   min_leaf, min_wleaf, rand_thr, need_real, out, extras):
+                   min_leaf, min_wleaf, rand_thr, need_real, out, extras, cst, bounds):
     """Best cut of numeric feature ``f`` at the node ``[lo, hi)`` with ``nm`` missing values
     at the end of its list. Fills ``out`` (R_* and R_THR, R_NLEFT). Returns False when the
     feature is constant at the node (all missing, or one value and nothing missing).
@@ -283,9 +292,14 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
     ``extras`` None promises a plain fit: a missing-value mode without C4.5's or M5's
     scoring, and no real scores asked (``need_real`` False). Numba then prunes the
     ``extras is not None`` branches before typing them, so C4.5's scoring is not compiled
-    (:func:`treelearn.engine.fit.fit_extras`: a first fit's compile time)."""
+    (:func:`treelearn.engine.fit.fit_extras`: a first fit's compile time).
+
+    ``cst``: the feature's monotonic constraint (0: none), ``bounds``: the node's
+    ``[lower, upper]`` (:func:`scan_numeric`)."""
     S = st.shape[1]
     hk = hi - nm
+    lower = bounds[0]
+    upper = bounds[1]
     out[lvl.R_SCORE] = -np.inf
     out[lvl.R_REAL] = -np.inf
     out[lvl.R_GAIN] = -np.inf
@@ -316,12 +330,12 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         if S == 2 and np.isnan(rand_thr) and (crit == crt.GINI or crit == crt.ENTROPY
                                               or crit == crt.SQUARED_ERROR or crit == crt.SDR):
             best = scan_two(V, C, R, W, f, lo, hk, st, wn, nn, crit, min_leaf, min_wleaf,
-                            best, out)
+                            best, out, cst, lower, upper)
         else:
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0),
                                 np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, None, 0.0, best, out)
+                                min_wleaf, rand_thr, None, 0.0, best, out, cst, lower, upper)
         mb_left = False
         if learn_missing:
             # ... then known values left, missing right (threshold +inf) ...
@@ -334,7 +348,9 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
                     st[lvl.SR_LEFT, k] = stats[k] - st[lvl.SR_MISS, k]
                     st[lvl.SR_RIGHT, k] = st[lvl.SR_MISS, k]
                 sc = _cut_score(st, ws, wl, mw, crit, pimp, None, 0.0)
-                if sc > best:
+                if sc > best and (cst == 0 or monotone_ok(cst, lower, upper,
+                                                          st[lvl.SR_LEFT, 0], wl,
+                                                          st[lvl.SR_RIGHT, 0], mw)):
                     best = sc
                     out[lvl.R_SCORE] = sc
                     out[lvl.R_THR] = np.inf
@@ -346,7 +362,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
             before = best
             best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, mw, nm, np.int64(-1),
                                 np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf,
-                                min_wleaf, rand_thr, None, 0.0, best, out)
+                                min_wleaf, rand_thr, None, 0.0, best, out, cst, lower, upper)
             mb_left = best > before
         if best == -np.inf:
             return True
@@ -360,7 +376,7 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, kw, hk - lo, 0.0, np.int64(0),
                             np.int64(-1),
                             np.float32(0.0), 0.0, np.int64(0), crit, pimp, min_leaf, min_wleaf,
-                            rand_thr, c45, mw, best, out)
+                            rand_thr, c45, mw, best, out, cst, lower, upper)
         if best == -np.inf:
             return True
         mb = -1
@@ -370,7 +386,8 @@ def search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mod
         bpos, bval = _weighted_median_pos(V, W, f, lo, hk)
         best = scan_numeric(V, C, R, W, f, lo, hk, st, ws, wn, nn, 0.0, np.int64(0), bpos,
                             bval, mw, nm,
-                            crit, pimp, min_leaf, min_wleaf, rand_thr, None, 0.0, best, out)
+                            crit, pimp, min_leaf, min_wleaf, rand_thr, None, 0.0, best, out, cst,
+                            lower, upper)
         if best == -np.inf:
             return True
         mb = 0 if np.float64(bval) <= out[lvl.R_THR] else 1
@@ -432,7 +449,8 @@ def search_feature(V, C, R, W, f, lo, hi, categorical, n_codes, st, ws, iw, stat
     nm = tail_missing(V, f, lo, hi)
     if not categorical:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, stats, wn, crit, pimp, mode,
-                              min_leaf, min_wleaf, rand_thr, need_real, out, np.bool_(True))
+                              min_leaf, min_wleaf, rand_thr, need_real, out, np.bool_(True),
+                              np.int64(0), _UNBOUNDED)
     return search_levels(V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
                          multiway, min_leaf, min_wleaf, need_real, min_count, smooth, fmap, out)
 

@@ -80,6 +80,10 @@ class GrowParams:
     average_gain: bool = False
     threshold_penalty: bool = False
     min_impurity_split: float = 0.0
+    #: per feature -1, 0 or 1: the monotonic constraint on the node values the engine keeps
+    #: (the mean, or for two classes the first class's fraction: a classifier's constraint
+    #: on the second class's probability enters with its sign flipped); None: none
+    monotonic: np.ndarray | None = None
 
     @property
     def criterion_only(self) -> bool:
@@ -176,10 +180,11 @@ def memory_alternatives(splitter: str, n: int, p: int, n_stats: int, weighted: b
 
 
 def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool,
-          hist: bool = False) -> Work:
+          hist: bool = False, mono: np.ndarray | None = None) -> Work:
     """The search's scratch (:data:`treelearn.engine.search.Work`) for ``n`` rows, ``p``
     features, ``S`` statistics and splits of up to ``width`` values; ``hist``: with the
-    histogram category search's order and mask."""
+    histogram category search's order and mask; ``mono``: the features' monotonic
+    constraints as the engine reads them (:attr:`GrowParams.monotonic`)."""
     ws, iw, st = workspace(width, S)
     afs, ajs = abs_scratch(n if absolute else 0, width if absolute else 0)
     return Work(st=st, ws=ws, iw=iw, nstats=np.zeros(S), fmap=np.zeros(width, dtype=np.int64),
@@ -188,7 +193,10 @@ def _work(n: int, p: int, S: int, width: int, seed: int, absolute: bool,
                 draw=np.zeros(N_DRAW, dtype=np.int64), perm=np.arange(p),
                 const_feats=np.zeros(p, dtype=np.int64), rng=np.array([seed], dtype=np.int64),
                 afs=afs, ajs=ajs, order=np.zeros(width if hist else 0, dtype=np.int64),
-                mask=np.zeros((width + 63) // 64 + 1 if hist else 0, dtype=np.uint64))
+                mask=np.zeros((width + 63) // 64 + 1 if hist else 0, dtype=np.uint64),
+                mono=np.zeros(p, dtype=np.int64) if mono is None else
+                np.ascontiguousarray(mono, dtype=np.int64),
+                bounds=np.array([-np.inf, np.inf]))
 
 
 #: The most memory the node tables reserve before a fit (bytes; untouched pages cost nothing).
@@ -356,7 +364,7 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32),
                np.empty(n if C is not None else 0, dtype=np.int32),
                np.empty(n if R is not None else 0), np.empty(n if W is not None else 0))
-    work = _work(n, p, S, width, prm.seed, absolute)
+    work = _work(n, p, S, width, prm.seed, absolute, mono=prm.monotonic)
     kid_lo = np.zeros(kmax, dtype=np.int64)
     kid_hi = np.zeros(kmax, dtype=np.int64)
     # A cell of a table (levels, C4.5's fractional cases) costs ~10x a numeric one: smaller
@@ -462,7 +470,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
                  category=category_search(is_cat), extras=fit_extras(prm))
     costs = prm.costs if prm.costs is not None else np.ones(p)
     width = kmax
-    work = _work(n, p, S, width, prm.seed, absolute, hist=True)
+    work = _work(n, p, S, width, prm.seed, absolute, hist=True, mono=prm.monotonic)
     buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
                np.zeros(kmax + 1, dtype=np.int64), np.zeros(2 * kmax), np.zeros(kmax,
                                                                             dtype=np.int64))
@@ -498,7 +506,7 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
             np.ascontiguousarray(X.data, dtype=np.float32), np.zeros(n, dtype=np.bool_),
             np.empty(n, dtype=np.int32))
     absolute = prm.crit == ABSOLUTE_ERROR
-    work = _work(n, p, prm.n_stats, 4, prm.seed, absolute)
+    work = _work(n, p, prm.n_stats, 4, prm.seed, absolute, mono=prm.monotonic)
     ip, fp = prm.arrays(float(w.sum()))
     L = Sparse(samples=np.arange(n, dtype=np.int32), tgt=_targets(ycls, yreg, w),
                crit=np.int64(prm.crit), fparams=fp, absolute=np.zeros(0) if absolute else None,
@@ -553,7 +561,7 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     weighted = not bool(np.all(w[samples] == 1.0))
     data = RankedData(*ranked, *ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted))
     tgt = _targets(ycls, yreg, w)
-    work = _work(n, p, prm.n_stats, 4, prm.seed, False)
+    work = _work(n, p, prm.n_stats, 4, prm.seed, False, mono=prm.monotonic)
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
     ip, fp = prm.arrays(float(tgt[2][samples].sum()),
                         max(1, 8 * CHUNK_WORK // max(4 * prm.max_features, 1)))

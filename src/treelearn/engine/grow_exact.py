@@ -52,7 +52,7 @@ from .exact import (
     tail_missing,
 )
 from .levels import keep_best
-from .nodes import splittable, store_split, store_values
+from .nodes import open_bounds, split_bounds, splittable, store_split, store_values
 from .random import (
     random_threshold,
 )
@@ -79,7 +79,7 @@ def _feature_search(data, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams,
     if not is_cat[f]:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, nstats, wn, crit, imp, mode,
                               iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
-                              need_real, out, cfg.extras)
+                              need_real, out, cfg.extras, work.mono[f], work.bounds)
     return _levels_opt(cfg.category, V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
                        mode, iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
                        fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
@@ -266,6 +266,8 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
         return 0, arena_top - starts[k] if fractional else arena_top
     # M5′: prediction's branch comes from the node's average value, set after growth
     store_split(ti, tf, node, f, k, kind, 0 if routed else mb, nm > 0, thr, improvement)
+    if k == 2 and kind == lvl.KIND_NUMERIC:
+        split_bounds(ti, tf, node, work.mono[f], best_left[0], best[lvl.R_WLEFT], nstats[0], wn)
     return k, arena_top
 
 
@@ -275,6 +277,7 @@ def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit,
     """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""
     wn, imp = open_node(data, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
                         work.ajs)
+    open_bounds(work.bounds, tf, node)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return False, nconst, wn, imp
     found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams,

@@ -64,8 +64,10 @@ from .hist import (
 )
 from .levels import keep_best, search_summary, search_summary_numeric
 from .nodes import (
+    open_bounds,
     pend_node,
     pop_node,
+    split_bounds,
     splittable,
     store_split,
     store_values,
@@ -281,7 +283,7 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
         if two:
             usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
                                    iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], order,
-                                   n_order, out)
+                                   n_order, out, work.mono[f], work.bounds[0], work.bounds[1])
         else:
             usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit,
                                        iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
@@ -296,6 +298,15 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
                                order, n_order)
     if n_small:
         clear_bins(hist, hoff[f], order, n_order)
+    if work.mono[f] != 0:  # a constrained numeric feature (constraints on categories refused)
+        usable = search_summary_numeric(st, ws, iw, u, mw, mn, crit, imp, mode,
+                                        iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                        need_real, out, cfg.extras, work.mono[f],
+                                        work.bounds[0], work.bounds[1])
+        if out[lvl.R_SCORE] > -np.inf:
+            out[lvl.R_THR] = (np.inf if out[lvl.R_HI] < 0
+                              else np.float64(edges[f, int(out[lvl.R_LO])]))
+        return usable
     usable = _summary_opt(cfg.category, st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
                           iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
                           fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
@@ -323,7 +334,8 @@ def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mo
         return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
                 min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras:
                 search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
-                                       min_wleaf, need_real, out, extras))
+                                       min_wleaf, need_real, out, extras, np.int64(0),
+                                       -np.inf, np.inf))
     return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
             min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras:
             search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
@@ -430,8 +442,11 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     # Weighted impurity decrease (scikit-learn's definition, over all children). Two-way
     # splits use the exact splitter's formula and its right = parent - left, so that a
     # split of zero improvement rounds the same way in both splitters.
+    wl = 0.0
+    left0 = 0.0
     if k == 2 and n_all == 0 and absolute is None:
         wl = rows_stats(Cd, Rd, Wd, kid_lo[0], kid_hi[0], cstats)
+        left0 = cstats[0]
         improvement = two_way_decrease(work.nstats, cstats, cstats, wl, wn, imp, crit,
                                        fparams[nd.P_TOTAL_WEIGHT])
     else:
@@ -448,6 +463,8 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
         return 0, arena_top - starts[k] if fractional else arena_top
     # M5′: prediction's branch comes from the node's average value, set after growth
     store_split(ti, tf, node, f, k, kind, 0 if routed else mb, seen, thr, improvement)
+    if wl > 0.0 and kind == lvl.KIND_NUMERIC:
+        split_bounds(ti, tf, node, work.mono[f], left0, wl, work.nstats[0], wn)
     return k, arena_top
 
 
@@ -509,6 +526,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     :func:`_step`; ``slot``: the node's histogram, kept for its children)."""
     wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
                         work.ajs)
+    open_bounds(work.bounds, tf, node)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         _release(free, nfree, slot)
         return 0, nconst, arena_top, -1
@@ -833,7 +851,8 @@ def later_kernels(values: dict) -> list[tuple]:
     kernels.append((_children_serial, values))
     scalars = nd.SCALAR_TYPES | dict.fromkeys(
         ("f", "n_order", "n_bits", "u", "mn", "mode", "min_leaf", "min_count", "n_codes",
-         "status"), "int64") | dict.fromkeys(("mw", "pimp", "min_wleaf", "smooth"), "float64")
+         "status", "cst"), "int64") | dict.fromkeys(
+        ("mw", "pimp", "min_wleaf", "smooth", "lower", "upper"), "float64")
     jobs = [(kernel, signature(kernel, given, scalars)) for kernel, given in kernels]
     if "stack" in values:  # depth-first growth
         jobs += builder_kernels(values) + [(kernel, signature(kernel, values, scalars))

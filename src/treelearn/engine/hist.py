@@ -35,7 +35,7 @@ import numpy as np
 from . import levels as lvl
 from .bits import popcount
 from .config import noref, pjit, prange, tiny
-from .criteria import proxy_two, split_proxy
+from .criteria import monotone_ok, proxy_two, split_proxy
 
 #: The two row buffers of a fit (a node's rows are in the buffer of its depth's parity):
 #: bins ``B0``/``B1``, class codes ``C``, targets ``R`` and weights ``W`` (None where the fit
@@ -369,7 +369,7 @@ def _cut(out, tries, best, best_b, best_next, best_nl, ntot):
 
 @noref
 def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf, min_wleaf,
-                  order, n_order, out):
+                  order, n_order, out, cst, lower, upper):
     """The best cut of numeric feature ``f`` straight from its histogram, for two statistics
     (two classes, or regression) under gini, entropy or squared error, when the node has no
     row with a missing value of ``f``: :func:`summarize_hist` followed by
@@ -378,7 +378,8 @@ def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf
     read in increasing order, all of them or (``n_order >= 0``) ``order[:n_order]``.
 
     Fills ``out`` like ``search_summary`` and returns whether the feature is usable (at
-    least two bins hold rows)."""
+    least two bins hold rows). ``cst`` not 0: a monotonic constraint, the node's bounds
+    ``[lower, upper]`` (:func:`treelearn.engine.criteria.monotone_ok`)."""
     H = hist.shape[1]
     base = hoff[f]
     nb = nbins[f]
@@ -440,7 +441,7 @@ def scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit, min_leaf
             continue
         tries += 1
         sc = proxy_two(l0, l1, wl, t0 - l0, t1 - l1, wr, crit)
-        if sc > best:
+        if sc > best and (cst == 0 or monotone_ok(cst, lower, upper, l0, wl, t0 - l0, wr)):
             best = sc
             best_b = b
             best_nl = nl

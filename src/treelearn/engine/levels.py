@@ -67,7 +67,7 @@ import numpy as np
 
 from . import criteria as crt
 from .config import noref, tiny
-from .criteria import node_impurity, split_proxy, weighted_sd
+from .criteria import monotone_ok, node_impurity, split_proxy, weighted_sd
 
 MISSING_LEARN, MISSING_C45, MISSING_IMPUTE, MISSING_M5 = 0, 1, 2, 3
 #: How a search scores splits with unknown values (the ``c45`` arguments): not at all, by
@@ -331,7 +331,7 @@ def _zero_row(st, dst):
 
 @noref
 def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
-               out, extras):
+               out, extras, cst, lower, upper):
     """Best cut of the summary entries ``0..u-1`` taken in the order ``iw[I_ORDER]``.
 
     Entry ``e`` has statistics ``st[SR_ENTRIES + e]``, weight ``ws[W_UW, e]`` and count
@@ -344,7 +344,9 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
 
     Writes ``out[0]`` the score (-inf: no valid cut), ``out[1]`` the cut ``j`` (the left side
     holds ``order[:j + 1]``; ``j == u - 1`` is the missing-alone split), ``out[2]`` 1 if the
-    missing rows go left, ``out[3]`` the number of valid cuts.
+    missing rows go left, ``out[3]`` the number of valid cuts. ``cst`` not 0: a monotonic
+    constraint (a numeric feature's entries in increasing order), the node's bounds
+    ``[lower, upper]`` (:func:`treelearn.engine.nodes.monotone_ok`).
     """
     S = st.shape[1]
     order = iw[I_ORDER]
@@ -403,7 +405,8 @@ def scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_w
                                c45, pimp)
             else:
                 sc = split_proxy(st[SR_LEFT], st[SR_RIGHT], wl, wr, crit, pimp)
-            if sc > best:
+            if sc > best and (cst == 0 or monotone_ok(cst, lower, upper, st[SR_LEFT, 0], wl,
+                                                      st[SR_RIGHT, 0], wr)):
                 best = sc
                 best_j = j
                 best_ml = 1 if ml else 0
@@ -591,7 +594,8 @@ def search_summary(st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiwa
     """
     if not categorical:
         return search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf,
-                                      min_wleaf, need_real, out, np.bool_(True))
+                                      min_wleaf, need_real, out, np.bool_(True), np.int64(0),
+                                      -np.inf, np.inf)
     return search_summary_levels(st, ws, iw, u, mw, mn, crit, pimp, mode, multiway, min_leaf,
                                   min_wleaf, need_real, min_count, smooth, fmap, n_codes, out)
 
@@ -622,7 +626,7 @@ def _summary_start(st, ws, iw, u, mw, mn, categorical, mode, out):
 
 @noref
 def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, min_wleaf,
-                           need_real, out, extras):
+                           need_real, out, extras, cst, lower, upper):
     """:func:`search_summary` for a numeric feature: the best cut between consecutive
     entries. Compiled alone where no column is categorical, so that such fits do not compile
     the category search (see ``engine/config.py`` on compile time), and with ``extras`` None
@@ -639,7 +643,7 @@ def search_summary_numeric(st, ws, iw, u, mw, mn, crit, pimp, mode, min_leaf, mi
     c45 = known_mode(mode)
     res = ws[W_RES]
     scan_order(st, ws, iw, u, mw, mn, learn_missing, crit, pimp, min_leaf, min_wleaf, c45,
-               res, extras)
+               res, extras, cst, lower, upper)
     sc = res[0]
     j = int(res[1])
     ml = res[2] > 0.0
@@ -816,7 +820,7 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
     if concave and (not classification or S == 2):
         _order_by(st, ws, iw, E, 0 if not classification else 1, smooth)
         scan_order(st, ws, iw, E, mw_c45, np.int64(0), np.bool_(False), crit, pimp, min_leaf,
-                   min_wleaf, c45, res, np.bool_(True))
+                   min_wleaf, c45, res, np.bool_(True), np.int64(0), -np.inf, np.inf)
         sc = res[0]
         _left_prefix(iw, E, int(res[1]))
     elif E <= EXHAUSTIVE_MAX_LEVELS:
@@ -826,7 +830,8 @@ def _binary_subset(st, ws, iw, E, learn_missing, imp_e, crit, pimp, c45, mw_c45,
         for cls in range(S):
             _order_by(st, ws, iw, E, cls, smooth)
             scan_order(st, ws, iw, E, mw_c45, np.int64(0), np.bool_(False), crit, pimp,
-                       min_leaf, min_wleaf, c45, res, np.bool_(True))
+                       min_leaf, min_wleaf, c45, res, np.bool_(True), np.int64(0), -np.inf,
+                       np.inf)
             if res[0] > sc:
                 sc = res[0]
                 _left_prefix(iw, E, int(res[1]))
@@ -956,8 +961,8 @@ def subset_kernels(values: dict) -> list[tuple]:
     given = values | {"st": work.st, "ws": work.ws, "iw": work.iw,
                       "out": work.out, "mn": np.int64(0), "learn_missing": flag, "c45": np.int64(0),
                       "ml": flag, "extras": np.bool_(True)}
-    scalars = dict.fromkeys(("u", "E", "min_leaf"), "int64") | dict.fromkeys(
-        ("mw", "mw_c45", "pimp", "min_wleaf"), "float64")
+    scalars = dict.fromkeys(("u", "E", "min_leaf", "cst"), "int64") | dict.fromkeys(
+        ("mw", "mw_c45", "pimp", "min_wleaf", "lower", "upper"), "float64")
     return [(scan_order, signature(scan_order, given | {"out": work.ws[W_RES]}, scalars)),
             (_subset_exhaustive, signature(_subset_exhaustive, given, scalars)),
             (_real_two, signature(_real_two, given, scalars))]

@@ -26,13 +26,14 @@ from .criteria import SDR, SQUARED_ERROR, node_impurity
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
 
-# int columns of the node table
+# int columns of the node table (N_MONO: the monotonic constraint of the split's feature)
 (N_PARENT, N_BRANCH, N_FEATURE, N_NSAMP, N_LO, N_HI, N_DEPTH, N_NCONST, N_NB, N_MB, N_CATOFF,
- N_CATLEN, N_KIND, N_KIDS, N_SLOT, N_SEEN) = range(16)
-N_ICOLS = 16
-# float columns
-T_THRESHOLD, T_IMPURITY, T_WEIGHT, T_IMPROVEMENT = range(4)
-N_FCOLS = 4
+ N_CATLEN, N_KIND, N_KIDS, N_SLOT, N_SEEN, N_MONO) = range(17)
+N_ICOLS = 17
+# float columns (T_LOWER, T_UPPER: the node's bounds under monotonic constraints; T_MIDDLE:
+# the bound its split hands its children)
+T_THRESHOLD, T_IMPURITY, T_WEIGHT, T_IMPROVEMENT, T_LOWER, T_UPPER, T_MIDDLE = range(7)
+N_FCOLS = 7
 
 # The Numba types of the scalars the node loops compute and pass to their kernels, by
 # parameter name (every loop uses these names for them): what lets
@@ -176,12 +177,55 @@ def new_node(ti, tf, gs, parent, branch, depth, lo, hi, nconst):
     ti[node, N_KIND] = 0
     ti[node, N_KIDS] = -1
     ti[node, N_SLOT] = -1
+    ti[node, N_MONO] = 0
     tf[node, T_IMPURITY] = 0.0
     tf[node, T_WEIGHT] = 0.0
     tf[node, T_IMPROVEMENT] = -np.inf
+    inherit_bounds(ti, tf, node, parent, branch)
     if depth > gs[G_DEPTH]:
         gs[G_DEPTH] = depth
     return node
+
+
+@tiny
+def inherit_bounds(ti, tf, node, parent, branch):
+    """The node's bounds under monotonic constraints (scikit-learn's rule): the parent's,
+    and where the parent split on a constrained feature the middle of its children's values
+    (``T_MIDDLE``) as the upper bound of the side that must stay lower and the lower bound
+    of the other. Without constraints every bound stays infinite."""
+    lower = -np.inf
+    upper = np.inf
+    if parent >= 0:
+        lower = tf[parent, T_LOWER]
+        upper = tf[parent, T_UPPER]
+        c = ti[parent, N_MONO]
+        if c != 0:
+            mid = tf[parent, T_MIDDLE]
+            if (c > 0) == (branch == 0):
+                upper = mid
+            else:
+                lower = mid
+    tf[node, T_LOWER] = lower
+    tf[node, T_UPPER] = upper
+
+
+@tiny
+def split_bounds(ti, tf, node, cst, left0, wl, total0, wn):
+    """Record that the node's split is on a feature with monotonic constraint ``cst`` (-1, 0,
+    1; for classifiers on the first class's fraction) and the middle of its two children's
+    values, ``left0 / wl`` and ``(total0 - left0) / (wn - wl)`` (class-0 weight or weighted
+    target sums), as scikit-learn's ``middle_value``."""
+    ti[node, N_MONO] = cst
+    if cst != 0:
+        wr = wn - wl
+        tf[node, T_MIDDLE] = left0 / (2.0 * wl) + (total0 - left0) / (2.0 * wr)
+
+
+@tiny
+def open_bounds(bounds, tf, node):
+    """The node's bounds into the search's scratch ``bounds`` (``work.bounds``)."""
+    bounds[0] = tf[node, T_LOWER]
+    bounds[1] = tf[node, T_UPPER]
 
 
 @noref
@@ -195,6 +239,14 @@ def store_values(tf, tv, node, nstats, wn, crit):
     else:
         for k in range(nstats.shape[0]):
             tv[node, k] = nstats[k] / wn
+    # monotonic constraints: the value clipped to the node's bounds (for two classes the
+    # first class's fraction, the other its complement), as scikit-learn clips it
+    v = tv[node, 0]
+    if v < tf[node, T_LOWER] or v > tf[node, T_UPPER]:
+        v = min(max(v, tf[node, T_LOWER]), tf[node, T_UPPER])
+        tv[node, 0] = v
+        if tv.shape[1] == 2 and not (crit == SQUARED_ERROR or crit == SDR):
+            tv[node, 1] = 1.0 - v
     tf[node, T_IMPURITY] = imp
     tf[node, T_WEIGHT] = wn
     return imp

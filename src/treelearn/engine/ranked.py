@@ -56,7 +56,7 @@ from .builder import layout, never_hands_over, no_slots, nothing_to_resume, two_
 from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
 from .exact import search_numeric
 from .levels import keep_best
-from .nodes import splittable
+from .nodes import open_bounds, split_bounds, splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import open_samples, record_split, refused, two_way_improvement
 
@@ -311,7 +311,8 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
             bV[0, a] = values[off + keys[a]]
         usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
                                 mode, iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
-                                rand_thr, np.bool_(False), out, extras)
+                                rand_thr, np.bool_(False), out, extras, work.mono[f],
+                                work.bounds)
         draw_result(draw, perm, usable)
         if not usable or out[lvl.R_SCORE] == -np.inf:
             continue
@@ -332,6 +333,7 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     nstats = work.nstats
     best = work.best
     wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
+    open_bounds(work.bounds, tf, node)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return -1, nconst
     found, n_total, seen = search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit,
@@ -362,6 +364,8 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     for i in range(b):
         samples[a + i] = tmp[i]
     record_split(ti, tf, node, np.int64(f), thr, np.int64(mb), seen, improvement)
+    split_bounds(ti, tf, node, work.mono[f], work.best_left[0], best[lvl.R_WLEFT], nstats[0],
+                 wn)
     return a, n_total
 
 
@@ -415,7 +419,8 @@ def _numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
     work = values["work"]
     given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
         "V": V, "st": work.st, "ws": work.ws, "stats": work.nstats, "out": work.out,
-        "need_real": np.bool_(False)}
-    scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf"), "int64") | \
+        "need_real": np.bool_(False), "bounds": work.bounds}
+    scalars = nd.SCALAR_TYPES | dict.fromkeys(("f", "nm", "mode", "min_leaf", "cst"),
+                                              "int64") | \
         dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")
     return search_numeric, signature(search_numeric, given, scalars)

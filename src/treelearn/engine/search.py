@@ -63,10 +63,14 @@ N_FRES = 7
 #: * ``draw``, ``perm``, ``const_feats``, ``rng``: the feature draw (:mod:`.random`);
 #: * ``afs``, ``ajs``: the absolute-error search's scratch (:mod:`.abserr`);
 #: * ``order``, ``mask``: the histogram category search's level order and subset mask (empty
-#:   for the other layouts).
+#:   for the other layouts);
+#: * ``mono``, ``bounds``: each feature's monotonic constraint (-1, 0, 1; zeros without
+#:   constraints; for classifiers on the first class's fraction) and the open node's bounds
+#:   (``T_LOWER``, ``T_UPPER`` of :mod:`.nodes`), which a split on a constrained feature
+#:   must respect (:func:`treelearn.engine.nodes.monotone_ok`).
 Work = namedtuple("Work", ("st", "ws", "iw", "nstats", "fmap", "best_map", "out", "best",
                            "best_left", "fres", "draw", "perm", "const_feats", "rng", "afs",
-                           "ajs", "order", "mask"))
+                           "ajs", "order", "mask", "mono", "bounds"))
 
 #: A layout's settings per feature: ``is_cat``; ``n_search``, the values a feature's search
 #: scans (category codes; bins for histograms); ``category``, the category search's settings

@@ -43,7 +43,7 @@ from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
 from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
 from .exact import scan_numeric
 from .levels import keep_best
-from .nodes import pop_node, splittable
+from .nodes import open_bounds, pop_node, split_bounds, splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import (
     open_samples,
@@ -289,12 +289,14 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
                 sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
-                                  None, 0.0, -np.inf, out)
+                                  None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
+                                  work.bounds[1])
             else:
                 sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
                                   iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
-                                  None, 0.0, -np.inf, out)
+                                  None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
+                                  work.bounds[1])
         if sc > best_score:
             best_score = sc
             found = True
@@ -322,6 +324,7 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
         tf[node, nd.T_WEIGHT] = wn
     else:
         wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
+    open_bounds(work.bounds, tf, node)
     if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
         return -1, nconst
     found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams,
@@ -364,6 +367,8 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
         mark[samples[i]] = False
     record_split(ti, tf, node, f, thr, np.int64(0 if mid - lo > hi - mid else 1),
                  np.bool_(False), improvement)
+    split_bounds(ti, tf, node, work.mono[f], work.best_left[0], best[lvl.R_WLEFT], nstats[0],
+                 wn)
     return mid, n_total
 
 

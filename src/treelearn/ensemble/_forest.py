@@ -51,6 +51,7 @@ from .._estimators import (
     DecisionTreeRegressor,
     ProbaClassifierMixin,
     _Shared,
+    monotonic_constraints,
     resolve_max_features,
 )
 from .._interrupt import check as check_interrupt
@@ -76,7 +77,7 @@ from ._proximity import ProximityMixin
 TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
                "min_weight_fraction_leaf", "max_features", "max_leaf_nodes",
                "min_impurity_decrease", "ccp_alpha", "max_bins", "categorical_features",
-               "categorical_split", "missing", "selection")
+               "categorical_split", "missing", "selection", "monotonic_cst")
 
 _ENSEMBLE_CONSTRAINTS = {
     "n_estimators": [Interval("int", 1, None)],
@@ -129,7 +130,10 @@ def bootstrap_counts(seed: int, n: int, n_draws: int,
 
 def _fit_columns(tree, cols: np.ndarray, X, X_raw, y, w: np.ndarray, target) -> None:
     """Fit ``tree`` on the columns ``cols`` of the encoded ``X`` (a random subspace): its
-    fitted data attributes are narrowed to those columns first."""
+    fitted data attributes are narrowed to those columns first, and so are its monotonic
+    constraints."""
+    if getattr(tree, "monotonic_cst", None) is not None:
+        tree.monotonic_cst = monotonic_constraints(tree)[cols]
     tree.is_categorical_ = tree.is_categorical_[cols]
     tree.categories_ = [tree.categories_[c] for c in cols]
     tree.n_features_in_ = len(cols)
@@ -720,6 +724,10 @@ _FOREST_DOC = """
     min_impurity_decrease, ccp_alpha, max_bins, categorical_features, categorical_split, missing
         As for :class:`{tree}`, for every tree (``min_samples_leaf`` counts distinct rows of
         the tree's sample, as in scikit-learn).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotonic constraints of every tree (see :class:`{tree}`; scikit-learn's meaning:
+        1 increasing, -1 decreasing, 0 free; for classifiers on ``classes_[1]``'s
+        probability). The forest's prediction, a mean of monotone trees, is monotone too.
     selection : {{"criterion", "auto", "test", "screened"}}, default="criterion"
         How each tree picks the split feature: by the criterion, as Breiman's random forests
         do (and scikit-learn's), or as :class:`{tree}` can ("test": the smallest p-value of
@@ -797,6 +805,7 @@ _TREE_DEFAULTS = {
     "min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
     "ccp_alpha": 0.0, "max_bins": 255, "categorical_features": "auto",
     "categorical_split": "binary", "missing": "learn", "selection": "criterion",
+    "monotonic_cst": None,
 }
 _RUN_DEFAULTS = {"n_jobs": None, "random_state": None, "warm_start": False,
                  "max_samples": None}

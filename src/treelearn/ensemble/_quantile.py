@@ -93,6 +93,11 @@ class _QuantileForest:
         self
         """
         _check_quantiles(self.default_quantiles, "default_quantiles")
+        if self.monotonic_cst is not None:
+            raise ValueError(f"{type(self).__name__} does not take monotonic_cst: its quantiles "
+                             "come from the training targets in the leaves, which no "
+                             "constraint orders (the trees' mean predictions would be "
+                             "monotone: RandomForestRegressor(monotonic_cst=...)).")
         super().fit(X, y, sample_weight)
         self._keep_leaf_samples(X, y, sample_weight)
         return self

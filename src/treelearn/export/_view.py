@@ -35,6 +35,9 @@ class TreeView:
     cost_matrix : ndarray or None
         ``misclassification_cost`` of a classifier fitted with one (predict = least expected
         cost instead of the most probable class).
+    monotonic : ndarray or None
+        Per feature the model's monotonic constraint (1, -1, 0; for classifiers on the
+        second class's probability), or None without constraints.
     """
 
     tree: Tree
@@ -43,6 +46,18 @@ class TreeView:
     classes: np.ndarray | None
     categories: list
     cost_matrix: np.ndarray | None
+    monotonic: np.ndarray | None = None
+
+    def monotonic_note(self) -> str | None:
+        """``"monotonic: carat increasing, age decreasing"`` (None without constraints):
+        what readers print beside the tree."""
+        if self.monotonic is None or not np.any(self.monotonic):
+            return None
+        parts = [f"{self.feature_names[j]} {'increasing' if c > 0 else 'decreasing'}"
+                 for j, c in enumerate(self.monotonic) if c != 0]
+        what = f" (the probability of {self.class_names[1]})" if self.class_names and \
+            len(self.class_names) == 2 else ""
+        return f"monotonic{what}: {', '.join(parts)}"
 
     @property
     def is_classifier(self) -> bool:
@@ -145,5 +160,10 @@ def view_of(model, feature_names: Sequence[str] | None = None,
     if categories is None:
         categories = [None] * tree.n_features
     cost = getattr(est, "cost_matrix_", None)
+    mono = None
+    if est is not None and getattr(est, "monotonic_cst", None) is not None:
+        from .._estimators import monotonic_constraints
+
+        mono = monotonic_constraints(est)
     return TreeView(tree, list(feature_names), class_names, classes, list(categories),
-                    None if cost is None else np.asarray(cost, dtype=np.float64))
+                    None if cost is None else np.asarray(cost, dtype=np.float64), mono)

@@ -141,6 +141,10 @@ def export_graphviz(model, *, feature_names: Sequence[str] | None = None,
             if cond.says_missing:
                 text += " or missing"
             out.append(f"{node} -> {c} [label={_quote(text)}];")
+    note = view.monotonic_note()
+    if note is not None:  # the constraints, as the graph's caption
+        out.append(f"label={_quote(note)};")
+        out.append("labelloc=b;")
     out.append("}")
     return "\n".join(out) + "\n"
 

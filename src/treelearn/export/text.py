@@ -80,6 +80,9 @@ def export_text(model, *, feature_names: Sequence[str] | None = None,
         for child, cond in reversed(list(zip(tree.children(node), conditions, strict=True))):
             stack.append((int(child), None))
             stack.append((-1, indent + cond))
+    note = view.monotonic_note()
+    if note is not None:
+        lines.append(f"({note})")
     if tree.has_linear_leaves:
         lines.append("")
         lines.append(f"Linear models ({tree.n_leaves}):")
