@@ -6,6 +6,16 @@ median). Categorical splits store their level -> branch maps in ``cats`` (int64,
 per node: ``N_CATOFF``, ``N_CATLEN``). A node knows its parent and its branch number there;
 :func:`treelearn.engine.fit.assemble` turns the table into a :class:`treelearn._tree.Tree`.
 
+Monotonic constraints (scikit-learn's rule) live here, in the one place every layout and both
+growth orders pass: a node's bounds ``T_LOWER``/``T_UPPER`` are set when the node is created
+(:func:`inherit_bounds`, from its parent's bounds, the parent's split's constraint ``N_MONO``
+and the middle of its children's values ``T_MIDDLE``, which :func:`split_bounds` records when
+the parent is split), and :func:`store_values` clips the node's value to them. The layouts only
+hand the bounds and the feature's constraint to their scans, which skip a cut that breaks them
+(:func:`treelearn.engine.criteria.monotone_ok`). Without constraints every bound is infinite:
+the clip never fires, each scan's test is one comparison of ``cst`` with 0 on an improving cut,
+and nothing is compiled apart (measured: full-size fits within 0.94-1.07 of before).
+
 Growth order (scikit-learn's, so that trees are numbered as its are):
 
 * depth-first: an explicit stack of pending nodes, the first branch on top, so nodes are
