@@ -204,6 +204,17 @@ def weighted_quantiles(values, w, m, qs, interp, cum, out, col0):
             out[col0 + j] = v_lo + frac * (v_hi - v_lo)
 
 
+@njit
+def weighted_mean(values, w, m):
+    """The mean of the first ``m`` ``values`` with weights ``w``."""
+    tw = 0.0
+    tv = 0.0
+    for q in range(m):
+        tw += w[q]
+        tv += w[q] * values[q]
+    return tv / tw
+
+
 @pjit
 def leaf_quantiles(lx, use, offsets, sizes, ptr, rank, weight, y_sorted, qs, interp,
                    weighted_leaves, aggregate, want_mean, n_parts, out):
@@ -284,12 +295,7 @@ def leaf_quantiles(lx, use, offsets, sizes, ptr, rank, weight, y_sorted, qs, int
                     acc[sel[q]] = 0.0
                 nt = k
                 if want_mean:
-                    tw = 0.0
-                    tv = 0.0
-                    for q in range(nt):
-                        tw += ws[q]
-                        tv += ws[q] * vals[q]
-                    out[i, 0] = tv / tw
+                    out[i, 0] = weighted_mean(vals, ws, nt)
                 else:
                     weighted_quantiles(vals, ws, nt, qs, interp, cum, out[i], 0)
             else:
@@ -308,12 +314,7 @@ def leaf_quantiles(lx, use, offsets, sizes, ptr, rank, weight, y_sorted, qs, int
                                 ws[k] = weight[e] * scale[t]
                                 k += 1
                         if want_mean:
-                            tw = 0.0
-                            tv = 0.0
-                            for q in range(k):
-                                tw += ws[q]
-                                tv += ws[q] * vals[q]
-                            out[i, 0] += tv / tw
+                            out[i, 0] += weighted_mean(vals, ws, k)
                         else:
                             weighted_quantiles(vals, ws, k, qs, interp, cum, one, 0)
                             for j in range(nq):
