@@ -17,7 +17,8 @@ import pytest
 
 import treelearn
 from treelearn.engine import linking
-from treelearn.engine.config import driver
+from treelearn.engine.builder import copy_function
+from treelearn.engine.config import driver, inlined
 
 jit_only = pytest.mark.jit_only
 
@@ -282,6 +283,68 @@ def test_a_driver_module_is_optimised_at_the_driver_level(monkeypatch, setting, 
     levels.clear()
     assert _not_a_driver(other(3)) == 5
     assert levels[len(levels) - len(numbas_own):] == numbas_own and 1 not in levels
+
+
+def _long_step(a, k):
+    # long enough that LLVM's inliner keeps a call made twice (the control below shows it)
+    s = 0.0
+    for i in range(a.shape[0]):
+        v = a[i]
+        if v > k:
+            s += np.sqrt(v) * np.log1p(v) - np.tanh(v * k)
+        elif v < -k:
+            s -= np.exp(-v * k) + np.arctan(v) * np.cos(v)
+        elif v > 0:
+            s += np.sin(v) / (1.0 + np.abs(k)) + np.expm1(v) * np.cosh(v)
+        else:
+            s += np.arcsinh(v) * np.sinh(k) - np.log(1.0 + v * v)
+        if s > 1e6:
+            s = np.fmod(s, 1e3) + np.hypot(s, v)
+    return s
+
+
+# registered (so that linking handles them) but not cached: compiled afresh in each run; the
+# marked one is the same code under another name (engine.builder.copy_function)
+_kept = linking.register(numba.njit(_long_step, _nrt=False))
+_forced = linking.register(numba.njit(inlined(copy_function(
+    _long_step, globals(), "_long_step_marked", __name__)), _nrt=False))
+
+
+@linking.register
+@numba.njit(_nrt=False)
+def _calls_kept(a):
+    return _kept(a, 1.0) + _kept(a, 2.0)
+
+
+@linking.register
+@numba.njit(_nrt=False)
+def _calls_forced(a):
+    return _forced(a, 1.0) + _forced(a, 2.0)
+
+
+def _calls_to(caller, callee) -> int:
+    """How many calls to ``callee`` ``caller``'s optimised module still makes."""
+    (cres,) = caller.overloads.values()
+    (target,) = callee.overloads.values()
+    ir = cres.library.get_llvm_str()
+    return ir.count(f"@{target.fndesc.mangled_name}(")
+
+
+@pytest.mark.jit_only
+def test_an_inlined_kernel_leaves_no_call_in_its_callers():
+    """engine.config.inlined: LLVM inlines the marked kernel into every caller (no arrays
+    passed by value on a call per node); the same body unmarked stays a call."""
+    a = np.linspace(-3.0, 3.0, 50)
+    assert _calls_forced(a) == pytest.approx(_calls_kept(a))
+    assert _calls_to(_calls_forced, _forced) == 0
+    assert _calls_to(_calls_kept, _kept) >= 1
+    from treelearn.engine import ranked
+
+    # the ranked layout's per-node steps are marked (engine.builder's rule for node steps)
+    assert {f"{len(n)}{n}" for n in ("process_ranked", "search_ranked", "_gather",
+                                     "sort_by_rank")} <= {
+        p.rsplit("6ranked", 1)[-1] for p in linking.INLINED if "6ranked" in p}
+    assert ranked.process_ranked.py_func.__name__ == "process_ranked"
 
 
 @pytest.mark.jit_only

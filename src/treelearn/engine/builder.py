@@ -43,6 +43,23 @@ the runners that took arrays did not do. At full optimisation the forest takes 2
 first fits on an empty cache are unchanged within their noise (numeric 14.1 -> 13.6 s,
 forest 13.1 -> 13.9 s, hist 21.5 -> 21.8 s, best of two). The counting driver and the
 best-first loops stay drivers (their time is in the kernels they call).
+
+How a layout's per-node step must be written: without copies by value (the forest-speed
+issue, measured 2026-12-05). Numba passes a tuple or record of arrays to a kernel it does not
+inline as a flat struct of 7-9 words per array, pushed on the stack at every call: the
+ranked layout's runner pushed 336 words per node into ``process_ranked``, which pushed 301
+into ``search_ranked``, and ``perf`` found 18% of a fully grown forest's samples on those
+pushes. A step called once per node with the layout's tuples is therefore either ``tiny``
+(few lines, inlined at Numba's level) or marked
+:func:`~treelearn.engine.config.inlined` (LLVM's ``alwaysinline``: one body in the runner,
+no call), and a kernel called per drawn feature gets only the arrays and scalars it reads.
+Marking the ranked layout's chain (``process_ranked``, ``search_ranked``, ``_gather``,
+``sort_by_rank``, ``samples.two_way_improvement``): a 100-tree forest on ggplot2's diamonds
+(40,000 x 9, ``max_features=1/3``) 4.35 -> 3.78 s at one thread, 2.54 -> 1.97 s at two.
+Measured and not kept: also inlining ``exact.search_numeric`` and ``radix_pass`` (3.79 s, no
+change), and the histogram layout's ``_process``, ``open_rows``, ``split_rows`` or its
+``search_node_hist`` (its forest 5.47 -> 5.29-5.70 s at one thread: noise; its drivers are
+optimised at ``-O1``, where the calls were never the cost).
 """
 
 from __future__ import annotations

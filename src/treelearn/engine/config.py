@@ -172,6 +172,17 @@ def driver(function):
     return function
 
 
+def inlined(function):
+    """Mark a kernel (beneath its ``@noref``) for LLVM to inline into every caller
+    (``alwaysinline``, applied by :mod:`.linking` where its copies are linked in), unlike
+    ``tiny``, which inlines at Numba's level and types the body anew at every call site."""
+    from .linking import INLINED
+
+    INLINED.add("_ZN" + "".join(f"{len(part)}{part}" for part in
+                                f"{function.__module__}.{function.__qualname__}".split(".")))
+    return function
+
+
 if os.environ.get("TREELEARN_DEBUG_NRT") == "1":  # pragma: no cover - a debugging switch
     noref = njit
     tiny = _kernel(cache=True, nogil=True, inline="always")

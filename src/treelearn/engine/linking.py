@@ -458,6 +458,18 @@ _ORIGINALS: dict[tuple[Any, str], Any] = {}
 #: :func:`driver_level`.
 DRIVERS: dict[str, set[str]] = {}
 
+#: Mangled-name prefixes of the kernels marked by :func:`treelearn.engine.config.inlined`:
+#: every module that holds a definition of one (its own, or a copy linked into a caller)
+#: gives that definition LLVM's ``alwaysinline``.
+INLINED: set[str] = set()
+
+
+def _mark_inlined(module) -> None:
+    """``alwaysinline`` on the definitions of :data:`INLINED` kernels in ``module``."""
+    for fn in module.functions:
+        if not fn.is_declaration and any(fn.name.startswith(p) for p in INLINED):
+            fn.add_function_attribute("alwaysinline")
+
 
 def driver_level(default: int = 1) -> int | None:
     """The LLVM optimisation level of the drivers: ``TREELEARN_DRIVER_OPT`` (0 to 3, default
@@ -567,6 +579,8 @@ def _install() -> bool:
             fn.name in _ENTRIES for fn in module.functions)
         if not (links or prefixes) or not active():
             return numba_optimize(self)
+        if INLINED:
+            _mark_inlined(module)
         if links:
             self._treelearn_links = True
             calls = (getattr(self, "_treelearn_called", False) if CALLED

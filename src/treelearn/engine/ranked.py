@@ -53,7 +53,7 @@ import numpy as np
 from . import levels as lvl
 from . import nodes as nd
 from .builder import layout, never_hands_over, no_slots, nothing_to_resume, two_kids
-from .config import EPSILON, FEATURE_THRESHOLD, njit, noref, tiny
+from .config import EPSILON, FEATURE_THRESHOLD, inlined, njit, noref, tiny
 from .exact import search_numeric
 from .levels import keep_best
 from .nodes import open_bounds, split_bounds, splittable
@@ -151,6 +151,7 @@ def _node_payload(samples, lo, m, tgt, nC, nR, nW):
 
 
 @noref
+@inlined
 def _gather(ranks, f, samples, lo, m, nan_r, keys, nC, nR, nW, bC, bR, bW, packed):
     """The node's ranks of feature ``f`` with their payload; returns the smallest and largest
     rank of a known value and the number of missing values. A node of at most
@@ -232,6 +233,7 @@ def radix_pass(sk, sC, sR, sW, dk, dC, dR, dW, m, kmin, shift, mask, cnt):
 
 
 @noref
+@inlined
 def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt, nC, nR, nW):
     """Sort ``keys[:m]`` (ranks in ``[kmin, kmin + span]``) stably, their payload with them;
     the result is in ``keys``, ``bC``, ``bR``, ``bW``. A node of at most
@@ -265,6 +267,7 @@ def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt, nC, nR, n
 
 
 @noref
+@inlined
 def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work,
                   extras):
     """Best split of the node ``[lo, hi)``: features drawn as scikit-learn draws them, each
@@ -325,6 +328,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
 
 
 @noref
+@inlined
 def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
                    fparams, work, extras):
     """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import levels as lvl
 from . import nodes as nd
-from .config import EPSILON, njit
+from .config import EPSILON, inlined, njit
 from .criteria import SQUARED_ERROR, two_way_decrease
 from .nodes import store_split, store_values
 
@@ -47,6 +47,7 @@ def open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats):
 
 
 @njit
+@inlined
 def two_way_improvement(work, wn, imp, crit, fparams):
     """The weighted impurity decrease (scikit-learn's definition) of the best split in
     ``work`` (its left statistics from the scan, the right ones the node's minus them)."""
