@@ -931,3 +931,29 @@ def test_a_forest_too_big_for_the_memory_limit_says_so(monkeypatch):
         tl.RandomForestClassifier(n_jobs=2).fit(X, y)
     with pytest.raises(MemoryError, match="Fewer threads"):
         tl.RandomForestClassifier(n_jobs=2).fit(X, y)
+
+
+def test_a_forest_of_packed_and_unpacked_trees_keeps_every_tree():
+    """A fit drops each tree it packs into stored records and rebuilds it when the packs are
+    not joined (here some trees split the category column into subsets, which the records do
+    not store): every member is then the tree a single fit on its bootstrap grows."""
+    from treelearn.ensemble._forest import bootstrap_counts
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "c": pd.Categorical(rng.choice(list("pqrstu"), n))})
+    y = (X.a + X.c.isin(["p", "r", "t"]) + rng.normal(0, 0.5, n) > 0.5).astype(int)
+    forest = tl.RandomForestClassifier(n_estimators=8, max_features=1, max_depth=1,
+                                       random_state=0, n_jobs=2).fit(X, y)
+    assert not forest._packed.stored
+    kinds = set()
+    for member in forest.estimators_:
+        w = bootstrap_counts(member.random_state, n, n, None).astype(float)
+        alone = tl.DecisionTreeClassifier(max_features=1, max_depth=1,
+                                          random_state=member.random_state).fit(X, y, w)
+        assert member.tree_ == alone.tree_
+        kinds.add(bool(np.any(alone.tree_.cat_ptr[1:] > alone.tree_.cat_ptr[:-1])))
+    assert kinds == {True, False}  # both kinds of trees, so both ways of keeping them
+    mean = np.mean([m.predict_proba(X) for m in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict_proba(X), mean, rtol=1e-12)

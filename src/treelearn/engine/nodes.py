@@ -252,11 +252,16 @@ def store_values(tf, tv, node, nstats, wn, crit):
     # monotonic constraints: the value clipped to the node's bounds (for two classes the
     # first class's fraction, the other its complement), as scikit-learn clips it
     v = tv[node, 0]
-    if v < tf[node, T_LOWER] or v > tf[node, T_UPPER]:
-        v = min(max(v, tf[node, T_LOWER]), tf[node, T_UPPER])
+    lower = tf[node, T_LOWER]
+    upper = tf[node, T_UPPER]
+    if v < lower or v > upper:
+        v = min(max(v, lower), upper)
         tv[node, 0] = v
-        if tv.shape[1] == 2 and not (crit == SQUARED_ERROR or crit == SDR):
-            tv[node, 1] = 1.0 - v
+    if (tv.shape[1] == 2 and not (crit == SQUARED_ERROR or crit == SDR)
+            and (lower != -np.inf or upper != np.inf)):
+        # the complement of every bounded node, clipped or not: a count's fraction beside a
+        # clipped node's complement broke the order by a rounding step (1 - 0.8 against 0.2)
+        tv[node, 1] = 1.0 - v
     tf[node, T_IMPURITY] = imp
     tf[node, T_WEIGHT] = wn
     return imp

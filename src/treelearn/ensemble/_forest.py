@@ -29,13 +29,14 @@ How a forest is fitted here, and why:
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
@@ -160,8 +161,11 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         raise NotImplementedError
 
     def _new_tree(self, template: BaseDecisionTree, seed: int) -> BaseDecisionTree:
-        tree = clone(template)
-        tree.set_params(random_state=seed)
+        # a shallow copy, not clone(): the template is made for this fit, its parameters are
+        # validated and never changed in place (a tree's fit rebinds what it narrows), and
+        # clone() took 1 ms a tree, under the GIL
+        tree = copy.copy(template)
+        tree.random_state = seed
         return tree
 
     def _validate_forest_params(self) -> None:
@@ -247,7 +251,14 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
             else:
                 _fit_columns(tree, cols, X, X_raw, y, w, tgt)
             # packed here, on the tree's thread: packing is as long as a small tree's fit
-            return tree, cols, self._pack_one(tree, cols, p)
+            piece = self._pack_one(tree, cols, p)
+            dims = None
+            if piece[0] is not None and piece[0].stored:
+                # the packed records keep the tree (Members rebuilds it when asked for): the
+                # fit's peak memory holds each tree once, compactly
+                dims = (tree.tree_.n_features, tree.tree_.n_classes)
+                del tree.tree_
+            return tree, cols, piece, dims
 
         old_pack = self._packed_pieces(len(old)) if old else []
         with beside_also(packing_kernels):  # compiled beside the first tree's grower
@@ -255,18 +266,19 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
                 grown = [grow(k) for k in range(more)]
             else:
                 grown = map_threads(grow, range(more), threads)
-        self.estimators_ = old + [t for t, _, _ in grown]
+        self.estimators_ = old + [t for t, _, _, _ in grown]
         if self._uses_subspaces():
             old_cols = list(getattr(self, "estimators_features_", [])) if old else []
             self.estimators_features_ = old_cols + [
-                np.arange(p) if c is None else c for _, c, _ in grown]
+                np.arange(p) if c is None else c for _, c, _, _ in grown]
         # what redraws each tree's sample (out-of-bag rows), with the trees' random_state
         self._sampling = {"n_draws": n_draws, "n_train": n, "n_features": p,
                           "base_w": base_w}
         self.__dict__.update(data)
         self.n_outputs_ = 1
-        pieces = None if old_pack is None else old_pack + [q for _, _, q in grown]
-        self._pack(pieces)
+        pieces = None if old_pack is None else old_pack + [q for _, _, q, _ in grown]
+        self._pack(pieces, [None] * len(old) + [d for _, _, _, d in grown],
+                   [q for _, _, q, _ in grown])
         if self.oob_score:
             self._set_oob(X, y, ycls)
         else:
@@ -347,10 +359,9 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
     # -- prediction ----------------------------------------------------------------------------
     def _pack_one(self, tree, cols, p: int) -> tuple[PackedForest, np.ndarray | None]:
         """One tree packed (:meth:`_pack`) and its importances over the ``p`` columns."""
-        template = self._template()
         piece = PackedForest([tree.tree_], None if cols is None else [cols],
                              normalize=is_classifier(self), store=True,
-                             crit=template._criteria.get(template.criterion),
+                             crit=tree._criteria.get(tree.criterion),
                              verify=CHECK_TRUSTED)
         return piece, tree.feature_importances_ if tree.tree_.node_count > 1 else None
 
@@ -362,12 +373,25 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
             return None
         return [(packed, list(self._tree_importances))]
 
-    def _pack(self, pieces: list | None = None) -> None:
+    def _pack(self, pieces: list | None = None, dims: list | None = None,
+              new: list | None = None) -> None:
         """Pack the trees for prediction; where the packed records can also store them (binary
         numeric trees), the members keep no tree of their own: :class:`Members` rebuilds one
         when it is asked for. ``pieces``: the trees already packed in order, with their
-        importances (:meth:`_pack_one`), joined here when they all store their trees."""
+        importances (:meth:`_pack_one`), joined here when they all store their trees.
+        ``dims``: each member's ``(n_features, n_classes)`` where the fit dropped its tree
+        after packing it (None where it kept it); ``new``: the pieces of the trees grown by
+        this fit, the last ones, from which such a tree is rebuilt when the pieces are not
+        joined."""
         members = list(self.estimators_)
+        if dims is not None and pieces is None or dims is not None and any(
+                not (q.binary and q.stored) for q, _ in pieces):
+            # not joined: every tree is packed anew from its own arrays
+            first = len(members) - len(new)
+            for k, d in enumerate(dims[first:]):
+                if d is not None:
+                    members[first + k].tree_ = new[k][0].tree(0, *d)
+            dims = None
         packed = None
         if pieces is not None:
             packed = PackedForest.concat([q for q, _ in pieces])
@@ -385,7 +409,7 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
                                       else None for t in members]
         self._packed = packed
         if packed.stored:
-            self.estimators_ = Members(packed, members)
+            self.estimators_ = Members(packed, members, dims)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")

@@ -110,7 +110,7 @@ class _ObliqueForest(_Forest):
     def _packed_pieces(self, n_old: int):
         return None
 
-    def _pack(self, pieces=None) -> None:
+    def _pack(self, pieces=None, dims=None, new=None) -> None:
         members = list(self.estimators_)
         n_values = int(members[0].tree_.value.shape[2])
         self._packed = _TreeByTree(len(members), n_values)
