@@ -23,7 +23,13 @@ data included; and before the timed fits: imports, data, the untimed fit), the f
 node count, the held-out score (RMSE or accuracy), and for treelearn the time inside the
 builder's node loops. Derived columns: microseconds per node
 (fit time / nodes, one thread), the per-tree work outside the node loop ((fit - loop) /
-trees, one thread), scikit-learn's time over ours, and two-thread scaling. Not a test.
+trees, one thread), scikit-learn's time over ours, and two-thread scaling.
+
+``--sizes 500,2000,8000,40000``: the per-node table instead, microseconds per node of
+one-thread forests on the first N training rows of diamonds-price (bootstrap,
+``max_features=1/3``), scikit-learn beside: a fully grown tree on fewer rows has smaller
+nodes throughout, so the rows stand in for the node sizes (scikit-learn's time cannot be
+split by node). Not a test.
 """
 
 from __future__ import annotations
@@ -94,6 +100,8 @@ def worker(spec: dict) -> dict:
     """One (table, regime, library, threads) in this process (see the module notes)."""
     X, y, task, source = table(spec["table"], spec["diamonds"])
     tr, te = _split(len(y))
+    if spec.get("rows"):  # the per-node table: the first rows of the training rows
+        tr = tr[:spec["rows"]]
     kw = dict(REGIMES.get(spec["regime"], {"max_features": "sqrt"}),
               n_estimators=spec["trees"], n_jobs=spec["threads"], random_state=0)
     loop = [0.0]
@@ -159,6 +167,10 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="10-tree forests")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--sizes", help="instead: the per-node table, us per node of one-thread "
+                    "forests on the first N training rows of diamonds-price (bootstrap, "
+                    "max_features=1/3) for each N given, separated by commas "
+                    "(e.g. 500,2000,8000,40000): smaller tables, smaller nodes")
     ap.add_argument("-o", "--output")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -167,6 +179,26 @@ def main(argv=None) -> None:
         return
     trees = 10 if args.quick else 100
     rows = []
+    if args.sizes:
+        print(f"{'rows':>7} " + " ".join(f"{lib + ' us/node':>16}" for lib in
+                                         args.libs.split(",")) + "   nodes (sklearn)")
+        for size in (int(v) for v in args.sizes.split(",")):
+            cells, nodes = [], 0
+            for lib in args.libs.split(","):
+                spec = {"table": "diamonds-price", "regime": "bootstrap", "lib": lib,
+                        "threads": 1, "trees": trees, "repeats": args.repeats,
+                        "diamonds": args.diamonds, "rows": size}
+                got = run(spec, args.timeout)
+                if got is None:
+                    cells.append(f"{'failed':>16}")
+                    continue
+                rows.append(spec | got)
+                nodes = nodes or got["nodes"]
+                cells.append(f"{1e6 * got['fit_s'] / got['nodes']:16.3f}")
+            print(f"{size:7d} " + " ".join(cells) + f"   {nodes:,}", flush=True)
+        if args.output:
+            Path(args.output).write_text(json.dumps(rows, indent=1))
+        return
     for case in args.cases.split(","):
         regimes = args.regimes.split(",") if case == "diamonds-price" else ["sqrt"]
         for regime in regimes:

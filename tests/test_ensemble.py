@@ -4,7 +4,7 @@ any treelearn tree, the packed forest against a loop over the trees, bad input."
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import ensemble as skens
 from sklearn.datasets import make_classification, make_regression
@@ -957,3 +957,67 @@ def test_a_forest_of_packed_and_unpacked_trees_keeps_every_tree():
     assert kinds == {True, False}  # both kinds of trees, so both ways of keeping them
     mean = np.mean([m.predict_proba(X) for m in forest.estimators_], axis=0)
     np.testing.assert_allclose(forest.predict_proba(X), mean, rtol=1e-12)
+
+
+class _FreshScratch:
+    """engine.scratch.Scratch that never reuses: every array new and filled with garbage
+    (a kernel reading what it did not write then differs from the reusing forest)."""
+
+    def take(self, key, shape, dtype):
+        a = np.empty(shape, dtype=dtype)
+        a.view(np.uint8)[...] = 0xA5
+        return a
+
+    def give(self, key, a):
+        pass
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["best", "hist"]),
+       st.sampled_from(["sqrt", 1.0]), st.booleans(), st.booleans())
+def test_trees_grown_on_reused_buffers_are_the_trees_grown_alone(seed, splitter, mf, regress,
+                                                                 cat):
+    """A forest's thread reuses its node tables and sort buffers from one tree to the next
+    (engine.scratch): each member is the tree grown on new buffers full of garbage, and
+    (exact splitters) the tree a single fit on its bootstrap grows; over tables with holes,
+    weights, and the ranked, presorted and binned layouts (max_features "sqrt" of 9
+    features ranks, all of them presorts); with a category column (``cat``) the trees that
+    split it into subsets are kept as trees, not in packed records."""
+    from treelearn import _estimators
+    from treelearn.ensemble._forest import bootstrap_counts
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 250))
+    X = np.round(rng.normal(size=(n, 9)), int(rng.integers(0, 3)))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = X[:, 0] * 2 + np.nan_to_num(X[:, 1]) + rng.normal(size=n)
+    y = np.nan_to_num(y)
+    sw = rng.integers(1, 4, n).astype(float)
+    kw = {}
+    if cat:
+        X[:, 8] = rng.integers(0, 5, n)
+        y = y + np.isin(X[:, 8], [1, 3])
+        kw = {"categorical_features": [8]}
+    if regress:
+        cls, single = tl.RandomForestRegressor, tl.DecisionTreeRegressor
+    else:
+        y = (y > 0).astype(int)
+        cls, single = tl.RandomForestClassifier, tl.DecisionTreeClassifier
+    params = dict(n_estimators=4, max_features=mf, splitter=splitter, n_jobs=1,
+                  random_state=seed, **kw)
+    forest = cls(**params).fit(X, y, sw)
+    field = _estimators._Shared.__dataclass_fields__["scratch"]
+    reusing = field.default_factory
+    try:
+        field.default_factory = _FreshScratch
+        fresh = cls(**params).fit(X, y, sw)
+    finally:
+        field.default_factory = reusing
+    for member, other in zip(forest.estimators_, fresh.estimators_, strict=True):
+        assert member.tree_ == other.tree_
+        if splitter == "hist":  # a single tree bins its own rows, the forest all of them
+            continue
+        w = bootstrap_counts(member.random_state, n, n, sw) * 1.0
+        alone = single(max_features=mf, splitter=splitter, random_state=member.random_state,
+                       **kw).fit(X, y, w)
+        assert member.tree_ == alone.tree_

@@ -336,8 +336,15 @@ def test_an_inlined_kernel_leaves_no_call_in_its_callers():
     passed by value on a call per node); the same body unmarked stays a call."""
     a = np.linspace(-3.0, 3.0, 50)
     assert _calls_forced(a) == pytest.approx(_calls_kept(a))
-    assert _calls_to(_calls_forced, _forced) == 0
     assert _calls_to(_calls_kept, _kept) >= 1
+    # llvmlite 0.42 (Numba 0.59) cannot set the attribute (linking.can_mark_inlined): there
+    # the call stays, and nothing fails
+    forced = _calls_to(_calls_forced, _forced)
+    assert forced == 0 if linking.can_mark_inlined() else forced >= 1
+    import llvmlite
+
+    if tuple(int(v) for v in llvmlite.__version__.split(".")[:2]) >= (0, 50):  # Numba 0.68's
+        assert linking.can_mark_inlined()
     from treelearn.engine import ranked
 
     # the ranked layout's per-node steps are marked (engine.builder's rule for node steps)

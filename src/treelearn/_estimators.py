@@ -50,6 +50,7 @@ from .engine.columns import categorical_mask, encode_table, learn_levels, presor
 from .engine.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 from .engine.fit import (
     GrowParams,
+    Scratch,
     fit_bytes,
     grow_binned,
     grow_exact,
@@ -228,6 +229,8 @@ class _Shared:
     parallel: bool  # False: trees are grown side by side, one thread each
     ranked: tuple | None = None
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    #: Each thread's node tables and buffers, reused from one tree to its next
+    scratch: Scratch = dataclasses.field(default_factory=Scratch, repr=False)
 
     @classmethod
     def prepare(cls, est, X: np.ndarray, w: np.ndarray, seed: int, parallel: bool) -> _Shared:
@@ -324,13 +327,13 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
     if shared is not None and shared.binned is not None:
         binned = (shared.binned[0][keep],) + shared.binned[1:]  # partitioned in place: a copy
         tree = grow_binned(binned, est.is_categorical_, n_levels, ycls, yreg, w, prm,
-                           has_missing, shared.parallel)
+                           has_missing, shared.parallel, shared.scratch)
     elif shared is not None and ranked_applies(prm, est.is_categorical_, has_missing):
         samples = np.flatnonzero(keep).astype(np.int32)
-        tree = grow_ranked(shared.ranked_columns(), samples, *rows, prm)
+        tree = grow_ranked(shared.ranked_columns(), samples, *rows, prm, shared.scratch)
     elif shared is not None:
         tree = grow_presorted(subset_sorted(*shared.sorted_, keep), est.is_categorical_,
-                              n_levels, ycls, yreg, w, prm, shared.parallel)
+                              n_levels, ycls, yreg, w, prm, shared.parallel, shared.scratch)
     elif binner is not None:
         tree = grow_hist(X, binner, est.is_categorical_, n_levels, ycls, yreg, w, prm)
     else:

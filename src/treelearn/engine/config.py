@@ -175,7 +175,10 @@ def driver(function):
 def inlined(function):
     """Mark a kernel (beneath its ``@noref``) for LLVM to inline into every caller
     (``alwaysinline``, applied by :mod:`.linking` where its copies are linked in), unlike
-    ``tiny``, which inlines at Numba's level and types the body anew at every call site."""
+    ``tiny``, which inlines at Numba's level and types the body anew at every call site.
+    Where llvmlite cannot set the attribute (0.42, Numba 0.59's:
+    :func:`.linking.can_mark_inlined`) LLVM inlines as it sees fit: the same trees, slower
+    forests."""
     from .linking import INLINED
 
     INLINED.add("_ZN" + "".join(f"{len(part)}{part}" for part in

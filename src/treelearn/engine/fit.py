@@ -43,6 +43,7 @@ from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
+from .scratch import Scratch
 from .search import N_FRES, Config, Work
 from .selection import SCREEN_ALPHA
 
@@ -222,16 +223,25 @@ def table_rows(prm: GrowParams, n: int) -> int:
     return int(max(64, min(2 * leaves - 1, TABLE_RESERVE // row_bytes)))
 
 
-def _node_table(prm: GrowParams, n: int) -> dict:
+#: The arrays of a node table, with their trailing shape and dtype (``tv``: ``n_values``).
+_TABLE = {"ti": ((nd.N_ICOLS,), np.int64), "tf": ((nd.N_FCOLS,), np.float64),
+          "tv": (None, np.float64), "cats": ((), np.int64)}
+
+
+def _node_table(prm: GrowParams, n: int, scratch: Scratch | None = None) -> dict:
     """Empty node tables ``ti``/``tf``/``tv`` of :func:`table_rows` rows (grown by the loop as
     needed), the level-map store ``cats`` and the growth state ``gs`` (the arena of fractional
-    entries starts after the ``n`` rows), by the names of the builder's parameters."""
+    entries starts after the ``n`` rows), by the names of the builder's parameters; taken
+    from ``scratch`` (an ensemble's earlier tree on this thread) where it has them."""
     gs = np.zeros(nd.N_GSTATE, dtype=np.int64)
     gs[nd.G_ARENA] = n
     rows = table_rows(prm, n)
-    return {"ti": np.empty((rows, nd.N_ICOLS), dtype=np.int64),
-            "tf": np.empty((rows, nd.N_FCOLS)), "tv": np.empty((rows, prm.n_values)),
-            "cats": np.empty(64, dtype=np.int64), "gs": gs}
+    out = {}
+    for name, (tail, dtype) in _TABLE.items():
+        shape = (64,) if name == "cats" else (rows, *(tail or (prm.n_values,)))
+        out[name] = (np.empty(shape, dtype=dtype) if scratch is None
+                     else scratch.take(name, shape, dtype))
+    return out | {"gs": gs}
 
 
 def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
@@ -278,7 +288,7 @@ def _assembly_kernels(values: dict) -> list[tuple]:
             for kernel in (fill_tree_arrays, node_depths)]
 
 
-def _grow(args: dict, prm: GrowParams, n: int, p: int) -> Tree:
+def _grow(args: dict, prm: GrowParams, n: int, p: int, scratch: Scratch | None = None) -> Tree:
     """Grow a tree with the builder (:mod:`treelearn.engine.builder`) and assemble it: the
     one chunked driver of every layout.
 
@@ -286,8 +296,9 @@ def _grow(args: dict, prm: GrowParams, n: int, p: int) -> Tree:
     added here (:func:`_node_table`, :func:`_frontier`). Each call of the builder's loop does
     at most a chunk of work (``iparams[P_CHUNK]``) and returns the arrays it may have replaced
     (``data``, a table or the frontier grown), in the order of its parameters. Between calls a
-    Ctrl-C stops the fit (nothing is left half-built)."""
-    table = _node_table(prm, n)
+    Ctrl-C stops the fit (nothing is left half-built). With ``scratch`` the node tables are
+    taken from it and given back, the tree holding copies of what it keeps."""
+    table = _node_table(prm, n, scratch)
     gs = table["gs"]
     front = _frontier(prm, n, gs, True)
     args = args | table | front
@@ -297,7 +308,12 @@ def _grow(args: dict, prm: GrowParams, n: int, p: int) -> Tree:
     while not gs[nd.G_DONE]:
         args.update(zip(grown, kernel(**args), strict=True))
         check_interrupt()
-    return assemble(args["ti"], args["tf"], args["tv"], args["cats"], gs, p, prm.n_classes)
+    tree = assemble(args["ti"], args["tf"], args["tv"], args["cats"], gs, p, prm.n_classes,
+                    scratch)
+    if scratch is not None:
+        for name in _TABLE:
+            scratch.give(name, args[name])
+    return tree
 
 
 def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
@@ -336,11 +352,13 @@ def fit_extras(prm: GrowParams) -> np.bool_ | None:
 
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
                    n_levels: np.ndarray, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray,
-                   prm: GrowParams, parallel: bool = True) -> Tree:
+                   prm: GrowParams, parallel: bool = True,
+                   scratch: Scratch | None = None) -> Tree:
     """:func:`grow_exact` from the presorted lists ``(sval, sidx)`` of the rows (from
     :func:`~treelearn.engine.columns.presort`, or
     :func:`~treelearn.engine.columns.subset_sorted` of a shared presort: a forest sorts
-    once); ``parallel=False``: trees grown side by side, one thread each."""
+    once); ``parallel=False``: trees grown side by side, one thread each; ``scratch``: an
+    ensemble's per-thread node tables."""
     sval, sidx = sorted_
     p, n = sval.shape
     crit = prm.crit
@@ -382,18 +400,27 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
               signatures_beside(Exact.grow_depth_first, args, lambda: _frame(args, prm, False),
                                 lambda v: later_kernels(v) + _assembly_kernels(v)))
     with beside:
-        return _grow(args, prm, n, p)
+        return _grow(args, prm, n, p, scratch)
 
 
-def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int) -> Tree:
-    """The :class:`Tree` of a grower's node table (:func:`treelearn.engine.nodes.tree_arrays`)."""
+def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int,
+             scratch: Scratch | None = None) -> Tree:
+    """The :class:`Tree` of a grower's node table (:func:`treelearn.engine.nodes.tree_arrays`).
+    With ``scratch`` (an ensemble's, whose tables are reused) the tree shares no array with
+    the table, and its arrays are views of the scratch's (given back by
+    :func:`treelearn.engine.nodes.release_tree_arrays` once the tree is packed)."""
     from .nodes import G_NODES, tree_arrays
 
     count = int(gs[G_NODES])
     (left, right, ptr, child, feature, threshold, impurity, n_samples, weight, cptr, cat, mb,
-     seen) = tree_arrays(ti, tf, cats, count)
+     seen) = tree_arrays(ti, tf, cats, count, scratch=scratch)
+    value = tv[:count]
+    if scratch is not None:
+        size = count * tv.shape[1]
+        value = scratch.take("tree.tv", (size,), np.float64)[:size].reshape(count, -1)
+        value[:] = tv[:count]
     return Tree(n_features, [n_classes], left, right, feature, threshold, impurity, n_samples,
-                weight, tv[:count], branch_ptr=ptr, branch_child=child, cat_ptr=cptr,
+                weight, value, branch_ptr=ptr, branch_child=child, cat_ptr=cptr,
                 cat_branch=cat, missing_branch=mb, missing_seen=seen, _trusted=True)
 
 
@@ -411,12 +438,13 @@ def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
 
 def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
                 yreg: np.ndarray, w: np.ndarray, prm: GrowParams, has_missing: bool,
-                parallel: bool = True) -> Tree:
+                parallel: bool = True, scratch: Scratch | None = None) -> Tree:
     """:func:`grow_hist` from the binned rows: ``binned = (bins, layout, luts, lutoff,
     edges)``, :func:`~treelearn.engine.binning.table_layout` of the rows plus the binner's
     edge table (a forest bins once and grows each tree on its rows of the bin matrix;
     ``bins`` is partitioned in place). ``has_missing``: whether the rows hold a NaN;
-    ``parallel=False`` keeps each node on one thread (trees grown side by side)."""
+    ``parallel=False`` keeps each node on one thread (trees grown side by side); ``scratch``:
+    an ensemble's per-thread node tables."""
     import numba
 
     from .grow_hist import HIST_POOL_BYTES, Hist
@@ -489,7 +517,7 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     top = Hist.grow_best_first if prm.max_leaf_nodes > 0 else Hist.grow_depth_first
     with signatures_beside(top, args, lambda: _frame(args, prm, True),
                            lambda v: later_hist_kernels(v) + _assembly_kernels(v)):
-        return _grow(args, prm, n, p)
+        return _grow(args, prm, n, p, scratch)
 
 
 def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
@@ -548,18 +576,19 @@ def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bo
 
 
 def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.ndarray,
-                w: np.ndarray, prm: GrowParams) -> Tree:
+                w: np.ndarray, prm: GrowParams, scratch: Scratch | None = None) -> Tree:
     """Grow a tree with the ranked splitter on the rows ``samples`` (increasing row ids of
     positive weight) of ``ranked = (ranks, values, offsets, nan_rank)``
     (:func:`~treelearn.engine.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
-    by row id."""
-    from .ranked import Ranked, RankedData, ranked_buffers
+    by row id. ``scratch``: an ensemble's per-thread arrays (node tables, sort buffers)."""
+    from .ranked import Ranked, RankedData, give_back, ranked_buffers
     from .ranked import later_kernels as later_ranked_kernels
 
     p = ranked[0].shape[0]
     n = samples.shape[0]
     weighted = not bool(np.all(w[samples] == 1.0))
-    data = RankedData(*ranked, *ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted))
+    buffers = ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted, scratch)
+    data = RankedData(*ranked, *buffers)
     tgt = _targets(ycls, yreg, w)
     work = _work(n, p, prm.n_stats, 4, prm.seed, False, mono=prm.monotonic)
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
@@ -571,4 +600,7 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     # depth-first only (ranked_applies)
     with signatures_beside(Ranked.grow_depth_first, args, lambda: _frame(args, prm, False),
                            lambda v: later_ranked_kernels(v) + _assembly_kernels(v)):
-        return _grow(args, prm, n, p)
+        tree = _grow(args, prm, n, p, scratch)
+    if scratch is not None:
+        give_back(buffers, scratch)
+    return tree

@@ -464,8 +464,31 @@ DRIVERS: dict[str, set[str]] = {}
 INLINED: set[str] = set()
 
 
+_CAN_INLINE: bool | None = None
+
+
+def can_mark_inlined() -> bool:
+    """Whether this llvmlite sets a function attribute on the function: llvmlite 0.42
+    (Numba 0.59's) puts ``add_function_attribute``'s attribute on the return value, which
+    LLVM's verifier rejects (every ranked forest failed to compile there). Tried once on a
+    one-line function; where it fails the :data:`INLINED` kernels are left to LLVM's own
+    inlining (the same trees, the forests slower)."""
+    global _CAN_INLINE
+    if _CAN_INLINE is None:
+        try:
+            module = ll.parse_assembly("define i32 @f(i32 %a) {\n  ret i32 %a\n}\n")
+            module.get_function("f").add_function_attribute("alwaysinline")
+            module.verify()
+            _CAN_INLINE = True
+        except Exception:  # RuntimeError from the verifier, or an older binding's error
+            _CAN_INLINE = False
+    return _CAN_INLINE
+
+
 def _mark_inlined(module) -> None:
     """``alwaysinline`` on the definitions of :data:`INLINED` kernels in ``module``."""
+    if not can_mark_inlined():
+        return
     for fn in module.functions:
         if not fn.is_declaration and any(fn.name.startswith(p) for p in INLINED):
             fn.add_function_attribute("alwaysinline")

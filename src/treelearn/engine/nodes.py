@@ -94,7 +94,8 @@ def grow_rows(a, needed):
     return new
 
 
-def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int) -> tuple:
+def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int,
+                own: bool = False, scratch=None) -> tuple:
     """The arrays of a :class:`treelearn._tree.Tree` from the first ``count`` rows of the node
     table: ``(left, right, branch_ptr, branch_child, feature, threshold, impurity, n_samples,
     weight, cat_ptr, cat_branch, missing_branch, missing_seen)``.
@@ -103,28 +104,57 @@ def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int) ->
     (:func:`fill_tree_arrays`): built with NumPy they took 13 ms per 68k-node tree under the
     GIL (a tenth of a forest's fit on two threads), and a compiled function that allocates
     and returns thirteen arrays took 3.1 s to compile, paid by every first fit; the fill
-    kernel compiles in a fraction of that."""
+    kernel compiles in a fraction of that. ``own``: share no array with ``cats`` (a store an
+    ensemble's next tree reuses). ``scratch`` (:class:`~treelearn.engine.scratch.Scratch`,
+    implies ``own``): the outputs are views of this thread's arrays from an earlier tree,
+    which :func:`release_tree_arrays` gives back once the tree is packed and dropped."""
+    def new(key, shape, dtype):
+        if scratch is None:
+            return np.empty(shape, dtype=dtype)
+        size = int(np.prod(shape))
+        return scratch.take(f"tree.{key}", (size,), dtype)[:size].reshape(shape)
+
+    own = own or scratch is not None
     nb = ti[:count, N_NB]
-    ptr = np.zeros(count + 1, dtype=np.intp)
+    ptr = new("ptr", (count + 1,), np.intp)
+    ptr[0] = 0
     np.cumsum(nb, out=ptr[1:])
-    cptr = np.zeros(count + 1, dtype=np.intp)
+    cptr = new("cptr", (count + 1,), np.intp)
+    cptr[0] = 0
     np.cumsum(np.where(nb > 0, ti[:count, N_CATLEN], 0), out=cptr[1:])
-    child = np.empty(ptr[count], dtype=np.intp)
+    child = new("child", (ptr[count],), np.intp)
     has_map = np.flatnonzero((nb > 0) & (ti[:count, N_CATLEN] > 0))
-    if np.array_equal(ti[has_map, N_CATOFF], cptr[has_map]) and cats.dtype == np.intp:
+    if (not own and np.array_equal(ti[has_map, N_CATOFF], cptr[has_map])
+            and cats.dtype == np.intp):
         # The maps were stored in node order (depth-first growth): the store's prefix is the
         # tree's array as it is. A new array would be written page by page: a fully grown tree
         # on the flights-shaped table (300-level columns) holds 148 MB of maps, whose copy took
         # 0.47 s of a 1.9 s fit. (The fill below then copies each map onto itself.)
         cat = cats[: cptr[count]]
     else:
-        cat = np.empty(cptr[count], dtype=np.intp)
-    ints = np.empty((5, count), dtype=np.intp)  # left, right, feature, n_samples, missing
-    floats = np.empty((3, count))  # threshold, impurity, weight
-    seen = np.zeros(count, dtype=np.bool_)
+        cat = new("cat", (cptr[count],), np.intp)
+    ints = new("ints", (5, count), np.intp)  # left, right, feature, n_samples, missing
+    floats = new("floats", (3, count), np.float64)  # threshold, impurity, weight
+    seen = new("seen", (count,), np.bool_)
     fill_tree_arrays(ti, tf, cats, np.int64(count), ptr, cptr, child, cat, ints, floats, seen)
     return (ints[0], ints[1], ptr, child, ints[2], floats[0], floats[1], ints[3], floats[2],
             cptr, cat, ints[4], seen)
+
+
+#: The arrays of a :class:`~treelearn._tree.Tree` that :func:`tree_arrays` takes from a
+#: scratch, by the tree's attribute that views each, and the assembled values.
+TREE_SCRATCH = {"children_left": "ints", "threshold": "floats", "branch_ptr": "ptr",
+                "cat_ptr": "cptr", "branch_child": "child", "cat_branch": "cat",
+                "missing_seen": "seen", "value": "tv"}
+
+
+def release_tree_arrays(tree, scratch) -> None:
+    """Give ``tree``'s arrays that came from ``scratch`` (:func:`tree_arrays` and the
+    values of :func:`treelearn.engine.fit.assemble`) back to it: the caller has packed the
+    tree and drops it, so nothing reads them any more."""
+    for attr, key in TREE_SCRATCH.items():
+        a = getattr(tree, attr)
+        scratch.give_back(f"tree.{key}", a if a.base is None else a.base)
 
 
 @noref
@@ -150,6 +180,7 @@ def fill_tree_arrays(ti, tf, cats, count, ptr, cptr, child, cat, ints, floats, s
             ints[2, i] = TREE_UNDEFINED
             floats[0, i] = TREE_UNDEFINED
             ints[4, i] = TREE_UNDEFINED
+            seen[i] = False
     for i in range(count):  # every child is placed now
         if ptr[i + 1] > ptr[i]:
             ints[0, i] = child[ptr[i]]

@@ -116,23 +116,42 @@ RankedData = namedtuple("RankedData", ("ranks", "values", "offsets", "nan_rank")
                         + SortBuffers._fields)
 
 
-def ranked_buffers(n: int, classification: bool, weighted: bool) -> SortBuffers:
+def ranked_buffers(n: int, classification: bool, weighted: bool,
+                   scratch=None) -> SortBuffers:
     """The per-tree scratch of a node's sort and search, for nodes of up to ``n`` rows
     (:data:`SortBuffers`); the payload a fit does not have (targets of a classifier, class
-    codes of a regressor, unit weights) is None."""
-    def pair(dtype, present):
+    codes of a regressor, unit weights) is None. ``scratch``
+    (:class:`~treelearn.engine.scratch.Scratch`): taken from an ensemble's earlier tree on
+    this thread where it can: each buffer is then a view of the first entries of a kept
+    array (C-contiguous, as the kernels are compiled for), whose ``base`` goes back
+    (:func:`give_back`)."""
+    def new(name, shape, dtype, present=True):
         if not present:
-            return None, None
-        return np.empty((1, n), dtype=dtype), np.empty((1, n), dtype=dtype)
+            return None
+        if scratch is None:
+            return np.empty(shape, dtype=dtype)
+        size = int(np.prod(shape))
+        return scratch.take(f"ranked.{name}", (size,), dtype)[:size].reshape(shape)
 
-    bC, tC = pair(np.int32, classification)
-    bR, tR = pair(np.float64, not classification)
-    bW, tW = pair(np.float64, weighted)
-    return SortBuffers(np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32),
-                       np.empty((1, n), dtype=np.float32), bC, tC, bR, tR, bW, tW,
-                       None if bC is None else np.empty(n, dtype=np.int32),
-                       None if bR is None else np.empty(n), None if bW is None else np.empty(n),
-                       np.zeros(1 << WIDE_BITS, dtype=np.int64), np.empty(n, dtype=np.int32))
+    one = (1, n)
+    out = SortBuffers(
+        new("keys", (n,), np.uint32), new("tk", (n,), np.uint32), new("bV", one, np.float32),
+        new("bC", one, np.int32, classification), new("tC", one, np.int32, classification),
+        new("bR", one, np.float64, not classification),
+        new("tR", one, np.float64, not classification), new("bW", one, np.float64, weighted),
+        new("tW", one, np.float64, weighted), new("nC", (n,), np.int32, classification),
+        new("nR", (n,), np.float64, not classification), new("nW", (n,), np.float64, weighted),
+        new("cnt", (1 << WIDE_BITS,), np.int64), new("tmp", (n,), np.int32))
+    out.cnt[:] = 0
+    return out
+
+
+def give_back(buffers: SortBuffers, scratch) -> None:
+    """Return the arrays of :func:`ranked_buffers` taken from ``scratch``, for the thread's
+    next tree."""
+    for name, a in zip(buffers._fields, buffers, strict=True):
+        if a is not None:
+            scratch.give(f"ranked.{name}", a if a.base is None else a.base)
 
 
 @noref

@@ -70,6 +70,7 @@ from .._validation import (
     validate_params,
 )
 from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
+from ..engine.nodes import release_tree_arrays
 from ._packed import Members, PackedForest
 from ._packed import later_kernels as packing_kernels
 from ._proximity import ProximityMixin
@@ -255,8 +256,11 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
             dims = None
             if piece[0] is not None and piece[0].stored:
                 # the packed records keep the tree (Members rebuilds it when asked for): the
-                # fit's peak memory holds each tree once, compactly
+                # fit's peak memory holds each tree once, compactly, and the thread's next
+                # tree reuses its arrays
                 dims = (tree.tree_.n_features, tree.tree_.n_classes)
+                if shared is not None:
+                    release_tree_arrays(tree.tree_, shared.scratch)
                 del tree.tree_
             return tree, cols, piece, dims
 
