@@ -32,7 +32,12 @@ Two layouts:
   (:data:`StoredTree`): a forest packs each tree on the thread that grew it, and joining the
   packs then copies only what the walk reads. Measured on the diamonds-shaped table: joining
   everything took 0.25 s of a 30-tree fit's 3.0 s on one thread (most of it first touches
-  of new memory), 0.12 s since; 100-tree forests on two threads fit 11-13% faster.
+  of new memory), 0.12 s since; 100-tree forests on two threads fit 11-13% faster. The join
+  is one compiled pass per tree (:func:`join_records`; NumPy's four masked passes took 0.3 s
+  of a 100-tree forest on ggplot2's diamonds, under the GIL). Measured and not kept
+  (2026-12-05): releasing each piece's records and leaf values as they are joined, to lower
+  the fit's peak: the same peak resident memory (693 MB, two threads), since the pieces'
+  blocks go back to the allocator, not to the system, while the joined arrays are new pages.
 * **Any other trees** (categorical level tables, multiway nodes) keep the trees' own arrays
   end to end and route with the same inlined :func:`treelearn._tree._branch_of` as
   prediction, pruning and export.
