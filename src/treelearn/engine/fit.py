@@ -43,7 +43,7 @@ from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import Exact, later_kernels
 from .levels import workspace
 from .random import N_DRAW
-from .scratch import Scratch
+from .scratch import Scratch, flat_array
 from .search import N_FRES, Config, Work
 from .selection import SCREEN_ALPHA
 
@@ -416,8 +416,7 @@ def assemble(ti, tf, tv, cats, gs, n_features: int, n_classes: int,
      seen) = tree_arrays(ti, tf, cats, count, scratch=scratch)
     value = tv[:count]
     if scratch is not None:
-        size = count * tv.shape[1]
-        value = scratch.take("tree.tv", (size,), np.float64)[:size].reshape(count, -1)
+        value = flat_array(scratch, "tree.tv", value.shape, np.float64)
         value[:] = tv[:count]
     return Tree(n_features, [n_classes], left, right, feature, threshold, impurity, n_samples,
                 weight, value, branch_ptr=ptr, branch_child=child, cat_ptr=cptr,

@@ -32,6 +32,7 @@ import numpy as np
 from . import levels as lvl
 from .config import njit, noref, tiny
 from .criteria import SDR, SQUARED_ERROR, node_impurity
+from .scratch import flat_array, give_back_flat
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -95,7 +96,7 @@ def grow_rows(a, needed):
 
 
 def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int,
-                own: bool = False, scratch=None) -> tuple:
+                scratch=None) -> tuple:
     """The arrays of a :class:`treelearn._tree.Tree` from the first ``count`` rows of the node
     table: ``(left, right, branch_ptr, branch_child, feature, threshold, impurity, n_samples,
     weight, cat_ptr, cat_branch, missing_branch, missing_seen)``.
@@ -104,17 +105,14 @@ def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int,
     (:func:`fill_tree_arrays`): built with NumPy they took 13 ms per 68k-node tree under the
     GIL (a tenth of a forest's fit on two threads), and a compiled function that allocates
     and returns thirteen arrays took 3.1 s to compile, paid by every first fit; the fill
-    kernel compiles in a fraction of that. ``own``: share no array with ``cats`` (a store an
-    ensemble's next tree reuses). ``scratch`` (:class:`~treelearn.engine.scratch.Scratch`,
-    implies ``own``): the outputs are views of this thread's arrays from an earlier tree,
-    which :func:`release_tree_arrays` gives back once the tree is packed and dropped."""
+    kernel compiles in a fraction of that. ``scratch``
+    (:class:`~treelearn.engine.scratch.Scratch`): the outputs share no array with ``cats``
+    (a store an ensemble's next tree reuses) and are views of this thread's arrays from an
+    earlier tree, which :func:`release_tree_arrays` gives back once the tree is packed and
+    dropped."""
     def new(key, shape, dtype):
-        if scratch is None:
-            return np.empty(shape, dtype=dtype)
-        size = int(np.prod(shape))
-        return scratch.take(f"tree.{key}", (size,), dtype)[:size].reshape(shape)
+        return flat_array(scratch, f"tree.{key}", shape, dtype)
 
-    own = own or scratch is not None
     nb = ti[:count, N_NB]
     ptr = new("ptr", (count + 1,), np.intp)
     ptr[0] = 0
@@ -124,7 +122,7 @@ def tree_arrays(ti: np.ndarray, tf: np.ndarray, cats: np.ndarray, count: int,
     np.cumsum(np.where(nb > 0, ti[:count, N_CATLEN], 0), out=cptr[1:])
     child = new("child", (ptr[count],), np.intp)
     has_map = np.flatnonzero((nb > 0) & (ti[:count, N_CATLEN] > 0))
-    if (not own and np.array_equal(ti[has_map, N_CATOFF], cptr[has_map])
+    if (scratch is None and np.array_equal(ti[has_map, N_CATOFF], cptr[has_map])
             and cats.dtype == np.intp):
         # The maps were stored in node order (depth-first growth): the store's prefix is the
         # tree's array as it is. A new array would be written page by page: a fully grown tree
@@ -153,8 +151,7 @@ def release_tree_arrays(tree, scratch) -> None:
     values of :func:`treelearn.engine.fit.assemble`) back to it: the caller has packed the
     tree and drops it, so nothing reads them any more."""
     for attr, key in TREE_SCRATCH.items():
-        a = getattr(tree, attr)
-        scratch.give_back(f"tree.{key}", a if a.base is None else a.base)
+        give_back_flat(scratch, f"tree.{key}", getattr(tree, attr))
 
 
 @noref

@@ -59,6 +59,7 @@ from .levels import keep_best
 from .nodes import open_bounds, split_bounds, splittable
 from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import open_samples, record_split, refused, two_way_improvement
+from .scratch import flat_array, give_back_flat
 
 #: Nodes of at most this many rows are sorted by insertion (a radix pass costs its buckets).
 INSERTION_MAX = 32
@@ -126,12 +127,7 @@ def ranked_buffers(n: int, classification: bool, weighted: bool,
     array (C-contiguous, as the kernels are compiled for), whose ``base`` goes back
     (:func:`give_back`)."""
     def new(name, shape, dtype, present=True):
-        if not present:
-            return None
-        if scratch is None:
-            return np.empty(shape, dtype=dtype)
-        size = int(np.prod(shape))
-        return scratch.take(f"ranked.{name}", (size,), dtype)[:size].reshape(shape)
+        return flat_array(scratch, f"ranked.{name}", shape, dtype) if present else None
 
     one = (1, n)
     out = SortBuffers(
@@ -150,8 +146,7 @@ def give_back(buffers: SortBuffers, scratch) -> None:
     """Return the arrays of :func:`ranked_buffers` taken from ``scratch``, for the thread's
     next tree."""
     for name, a in zip(buffers._fields, buffers, strict=True):
-        if a is not None:
-            scratch.give(f"ranked.{name}", a if a.base is None else a.base)
+        give_back_flat(scratch, f"ranked.{name}", a)
 
 
 @noref

@@ -11,7 +11,14 @@ copies the node values out of a reused table.
 A thread's arrays live in a :class:`threading.local` of the :class:`Scratch`: they are
 freed with it, when the ensemble's fit ends, and two threads never share one. Arrays are
 reused by capacity: ``take`` gives an array of at least the rows asked for (the kernels
-read only the rows they are told to), with the same trailing shape and dtype.
+read only the rows they are told to), with the same trailing shape and dtype;
+:func:`flat_array` gives a C-contiguous array of exactly the shape asked for, a view of the
+first entries of a kept flat array (the kernels are compiled for contiguous arrays).
+
+What this saves was measured on minor page faults per fit (2026-12-05): a covertype-shaped
+table (221k rows, 20 trees) faulted 85-411 MB of new pages before and 55-62 MB after; ggplot2's
+diamonds (40k rows) faulted as much as before, because glibc already handed its blocks, all
+below its 32 MB mmap threshold, from one tree to the next.
 """
 
 from __future__ import annotations
@@ -57,3 +64,20 @@ class Scratch:
         self._pool()
         if self._local.taken.get(key) is a:
             self.give(key, a)
+
+
+def flat_array(scratch: Scratch | None, key: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array of ``shape``: new without ``scratch``, else a view
+    of the first entries of this thread's flat ``key`` array (:meth:`Scratch.take`), whose
+    ``base`` goes back with :func:`give_back_flat`."""
+    if scratch is None:
+        return np.empty(shape, dtype=dtype)
+    size = int(np.prod(shape))
+    return scratch.take(key, (size,), dtype)[:size].reshape(shape)
+
+
+def give_back_flat(scratch: Scratch, key: str, a: np.ndarray | None) -> None:
+    """:meth:`Scratch.give_back` for an array of :func:`flat_array` (or one that is not the
+    scratch's: then nothing is kept)."""
+    if a is not None:
+        scratch.give_back(key, a if a.base is None else a.base)
