@@ -380,9 +380,9 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
             X, X[:, 0], sample_weight=rng.uniform(1, 2, len(X)))
     names = [k.__name__ for k, _ in jobs]
     if "forest" in kind:  # the trees packed
-        assert names[-4:] == ["binary_records", "class_impurities", "preorder_ids",
-                              "join_records"]
-        names = names[:-4]
+        assert names[-5:] == ["pack_binary", "class_impurities", "preorder_ids",
+                              "join_records", "impurity_decreases"]
+        names = names[:-5]
         if "regressor" in kind:  # no class counts to score
             jobs = [job for job in jobs if job[0].__name__ != "class_impurities"]
     assert names[-2:] == ["fill_tree_arrays", "node_depths"]  # the tree assembled

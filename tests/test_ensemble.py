@@ -259,7 +259,7 @@ def test_lists_in_sorted_order_on_all_threads(seed, codes):
 @given(st.floats(allow_nan=False, width=32), st.floats(allow_nan=False, allow_infinity=False))
 def test_rounding_thresholds_down_to_float32_keeps_every_comparison(x, t):
     x = np.float32(x)
-    t32 = round_down_f32(np.array([t]))[0]
+    t32 = round_down_f32(t)
     assert (np.float64(x) <= t) == (x <= t32)
     with np.errstate(over="ignore"):
         nearby = (np.nextafter(t32, np.float32(np.inf)), np.nextafter(t32, np.float32(-np.inf)))
@@ -374,6 +374,110 @@ def test_packed_records_store_every_tree_exactly(seed):
 
 
 _PACK_ARRAYS = ("roots", "records", "leaf_value", "original")
+
+
+def _pack_twin(trees, cols, normalize, crit):
+    """The binary pack of ``trees`` in plain NumPy, array by array (how the forest packed
+    before one compiled pass did it): records in breadth-first sibling order, the leaf
+    values, the original ids unless every tree is numbered in preorder, and each tree's
+    :data:`StoredTree` (class counts when the weights are whole and give everything back)."""
+    from treelearn.engine.criteria import node_impurity
+
+    recs, vals, stored, originals = [], [], [], []
+    start = n_leaf = n_inner = 0
+    preorder = True
+    for k, t in enumerate(trees):
+        m = t.node_count
+        order = _bfs_twin(t.children_left, t.children_right)
+        new = np.empty(m, dtype=np.int64)
+        new[order] = start + np.arange(m)
+        leaf = t.children_left[order] == -1
+        f = np.maximum(t.feature[order], 0)
+        if cols is not None:
+            f = np.asarray(cols[k])[f]
+        rec = np.zeros((m, 4), dtype=np.int32)
+        rec[:, 0] = np.where(leaf, start + np.arange(m), new[t.children_left[order]])
+        rec[:, 1] = np.where(leaf, 0, f * 4 + t.missing_seen[order] * 2
+                             + (t.missing_branch[order] == 1))
+        with np.errstate(over="ignore"):
+            t32 = t.threshold[order].astype(np.float32)
+        up = t32.astype(np.float64) > t.threshold[order]
+        t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
+        rec.view(np.float32)[:, 2] = np.where(leaf, np.float32(np.nan), t32)
+        rec[:, 3] = np.where(leaf, n_leaf + np.cumsum(leaf) - 1,
+                             -2 - (n_inner + np.cumsum(~leaf) - 1))
+        recs.append(rec)
+        v = t.value[order[leaf], 0, :]
+        if normalize:
+            total = v.sum(axis=1, keepdims=True)
+            total[total == 0.0] = 1.0
+            v = v / total
+        vals.append(v)
+        originals.append(order)
+        value, weights = t.value[order, 0, :], t.weighted_n_node_samples[order]
+        impurity = t.impurity[order]
+        counts = np.rint(value * weights[:, None]) if normalize and crit is not None else None
+        if counts is not None and (np.all((counts >= 0) & (counts < 2.0**32))
+                                   and np.array_equal(counts.sum(1), weights)
+                                   and np.array_equal(counts / counts.sum(1)[:, None], value)):
+            counts = counts.astype(np.uint32)
+            again = [node_impurity(c.astype(float), float(c.sum()), crit) for c in counts]
+            impurity = None if np.array_equal(again, impurity) else impurity
+            value = weights = None
+        else:
+            counts = None
+        stored.append((t.n_node_samples[order].astype(np.int32), t.threshold[order[~leaf]],
+                       counts, value, weights, impurity))
+        # preorder: a depth-first walk, left first, meets the nodes in the order of their ids
+        seen, stack = [], [0]
+        while stack:
+            i = stack.pop()
+            seen.append(i)
+            if t.children_left[i] != -1:
+                stack += [t.children_right[i], t.children_left[i]]
+        preorder = preorder and seen == list(range(m))
+        start += m
+        n_leaf += int(leaf.sum())
+        n_inner += int((~leaf).sum())
+    original = None if preorder else np.concatenate(originals).astype(np.int32)
+    return np.concatenate(recs), np.concatenate(vals), original, stored
+
+
+@given(st.integers(0, 10_000))
+def test_the_compiled_pack_matches_its_numpy_twin(seed):
+    """Classifiers on whole and fractional weights, best-first numbering, learned missing
+    directions, regressors, random subspaces: the packed arrays are the twin's, bit for
+    bit."""
+    rng = np.random.default_rng(seed)
+    X, y = _classification(150, 6, seed % 40)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    case = seed % 4
+    w = rng.integers(0, 4, y.size).astype(float) if case != 1 else rng.uniform(0.1, 2, y.size)
+    kw = {"max_leaf_nodes": int(rng.integers(2, 30))} if case == 2 else {}
+    crit = int(rng.integers(0, 2))  # gini, entropy
+    if case == 3:
+        trees = [tl.DecisionTreeRegressor(random_state=k).fit(X, y * 1.5, w).tree_
+                 for k in range(3)]
+    else:
+        trees = [tl.DecisionTreeClassifier(random_state=k, criterion=("gini", "entropy")[crit],
+                                           **kw).fit(X, y, w).tree_ for k in range(3)]
+    cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 5 == 0 else None
+    packed = PackedForest(trees, cols, normalize=case != 3, store=True,
+                          crit=None if case == 3 else crit, verify=False)
+    rec, vals, original, stored = _pack_twin(trees, cols, case != 3,
+                                             None if case == 3 else crit)
+    np.testing.assert_array_equal(packed.records, rec)
+    np.testing.assert_array_equal(packed.leaf_value, vals)
+    assert (packed.original is None) == (original is None)
+    if original is not None:
+        np.testing.assert_array_equal(packed.original, original)
+    assert packed.stored
+    for part, twin in zip(packed.stored_trees, stored, strict=True):
+        for name, x, y in zip(part._fields, part, twin, strict=True):
+            assert (x is None) == (y is None), name
+            if x is not None:
+                assert x.dtype == y.dtype, name
+                np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 def _assert_same_pack(a, b):

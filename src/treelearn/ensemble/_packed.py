@@ -58,7 +58,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._interrupt import check as check_interrupt
-from .._tree import MISSING_FRACTIONAL, TREE_LEAF, TREE_UNDEFINED, Tree, _branch_of
+from .._tree import (
+    MISSING_FRACTIONAL,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    Tree,
+    _branch_of,
+    impurity_decreases,
+)
 from ..engine.config import X_DTYPE, get_num_threads, njit, noref, pjit, prange, tiny
 from ..engine.criteria import node_impurity
 
@@ -208,18 +215,93 @@ def binary_order(left, right, start, out_new, order):
             tail += 2
 
 
-# Compiled without allocation or a returned array: the version that allocated its work and
-# returned the leaves took 1.5 s to compile, paid by a user's first forest.
+@tiny
+def round_down_f32(t):
+    """The largest float32 at or below the float64 ``t``: ``x <= t`` and ``x <= result`` agree
+    for every float32 ``x`` (beyond float32's range: +-inf, then the bound)."""
+    t32 = np.float32(t)
+    if np.float64(t32) > t:
+        t32 = np.nextafter(t32, np.float32(-np.inf))
+    return t32
+
+
+#: Flags of :func:`pack_binary`'s result besides the leaf count.
+#: STORABLE: no leaf claims a missing-value direction (a grower's tree: the records store it);
+#: WHOLE: the class weights are whole counts that give back value and weight exactly;
+#: SAME_IMPURITY: the impurities recomputed from those counts are the tree's, bit for bit;
+#: PREORDER: the tree numbers its nodes in preorder (depth first, left first).
+STORABLE, WHOLE, SAME_IMPURITY, PREORDER = 1, 2, 4, 8
+
+
+@tiny
+def _whole_counts(value, weights, imps, crit, counts, stats):
+    """:data:`WHOLE` when every row of class fractions ``value`` times its ``weights`` is
+    whole counts (uint32, into ``counts``) giving back value and weight exactly, with
+    :data:`SAME_IMPURITY` when :func:`~treelearn.engine.criteria.node_impurity` of them gives
+    back ``imps`` too; else 0."""
+    same = SAME_IMPURITY
+    K = value.shape[1]
+    for j in range(value.shape[0]):
+        w = 0.0
+        for k in range(K):
+            c = np.rint(value[j, k] * weights[j])
+            if not (c >= 0.0 and c < 4294967296.0):
+                return 0
+            stats[k] = c
+            w += c
+        if w != weights[j] or w == 0.0:
+            return 0
+        for k in range(K):
+            if stats[k] / w != value[j, k]:
+                return 0
+            counts[j, k] = np.uint32(stats[k])
+        if node_impurity(stats, w, crit) != imps[j]:
+            same = 0
+    return WHOLE | same
+
+
+# One pass per tree, compiled without allocation or a returned array (a version that
+# allocated its work took 1.5 s to compile, paid by a user's first forest). It replaced
+# NumPy's rounding, gathers, count checks and a preorder walk over the records: 5.7 ms of a
+# 47k-node tree's packing, under the GIL, against ~1 ms here.
 @noref
-def binary_records(left, right, feats, thr32, missing_branch, missing_seen, start, n_leaf,
-                   n_inner, rec, rec_f, order_all, new, order, leaves):
-    """Records ``start ...`` of one binary tree (the module docstring's layout) in
-    :func:`binary_order`; ``n_leaf``/``n_inner``: leaves and split nodes of the trees packed
-    before it (the slots go on from them); ``order_all[start + new] = old``. ``new``,
-    ``order``, ``leaves``: work arrays of the tree's size. Returns the number of leaves,
-    whose old ids are ``leaves[:count]`` in record order (their rows of ``leaf_value``)."""
+def pack_binary(tree, cols, start, n_leaf, n_inner, whole, crit, out):
+    """Pack one tree whose every split is binary and numeric: its records ``start ...``
+    (the module docstring's layout) in :func:`binary_order`, and what rebuilds it, in the
+    same order.
+
+    ``tree = (left, right, feature, threshold, missing_branch, missing_seen, branch_ptr,
+    cat_ptr, n_samples, weight, value, impurity)``: the tree's arrays, ``value`` as
+    (node_count, n_values). ``cols``: the columns of X its features read (empty: the
+    identity). ``n_leaf``/``n_inner``: leaves and split nodes of the trees packed before it
+    (the slots go on from them). ``whole``: look for whole class counts (a classifier's
+    normalized values), impurities recomputed with criterion ``crit``.
+
+    ``out = (rec, rec_f, order_all, new, order, leaves, n_samples32, thresholds, counts,
+    node_value, weights, imps, stats)``: ``order_all[start + j]`` the old id of
+    record ``j``; ``new``, ``order``: work of the tree's size; ``leaves[:count]`` the leaves'
+    old ids in record order (their rows of ``leaf_value``); per record: ``n_samples32``,
+    ``counts`` (with ``whole``), ``node_value``, ``weights``, impurity ``imps``; the split
+    nodes' float64 ``thresholds`` in record order; ``stats``: work of the class count.
+
+    Returns ``(count, flags)``: the leaf count and :data:`STORABLE` | :data:`WHOLE` |
+    :data:`SAME_IMPURITY` | :data:`PREORDER`; ``(-1, 0)``, nothing written, when a split is
+    not binary and numeric or sends missing values down every branch."""
+    (left, right, feature, threshold, missing_branch, missing_seen, branch_ptr, cat_ptr,
+     n_samples, weight, value, impurity) = tree
+    (rec, rec_f, order_all, new, order, leaves, n_samples32, thresholds, counts, node_value,
+     weights, imps, stats) = out
     n = left.shape[0]
+    storable = True
+    for i in range(n):
+        if left[i] == TREE_LEAF:
+            if missing_seen[i] or missing_branch[i] != TREE_UNDEFINED:
+                storable = False
+        elif (branch_ptr[i + 1] - branch_ptr[i] != 2 or cat_ptr[i + 1] != cat_ptr[i]
+              or missing_branch[i] == MISSING_FRACTIONAL):
+            return -1, 0
     binary_order(left, right, start, new, order)
+    mapped = cols.shape[0] > 0
     nl = 0
     for j in range(n):
         old = order[j]
@@ -233,12 +315,38 @@ def binary_records(left, right, feats, thr32, missing_branch, missing_seen, star
             leaves[nl] = old
             nl += 1
         else:
+            f = max(feature[old], 0)
+            if mapped:
+                f = cols[f]
             rec[g, 0] = new[left[old]]
-            rec[g, 1] = (max(feats[old], 0) * 4 + np.int64(missing_seen[old]) * 2
-                         + np.int64(missing_branch[old] == 1))
-            rec_f[g, 2] = thr32[old]
+            rec[g, 1] = f * 4 + np.int64(missing_seen[old]) * 2 + np.int64(
+                missing_branch[old] == 1)
+            rec_f[g, 2] = round_down_f32(threshold[old])
             rec[g, 3] = -2 - (n_inner + j - nl)
-    return nl
+            thresholds[j - nl] = threshold[old]
+        n_samples32[j] = n_samples[old]
+        weights[j] = weight[old]
+        imps[j] = impurity[old]
+        for v in range(value.shape[1]):
+            node_value[j, v] = value[old, v]
+    flags = STORABLE if storable else 0
+    if whole:
+        flags |= _whole_counts(node_value, weights, imps, crit, counts, stats)
+    # preorder numbering (the depth-first growers'): then no array of the original ids
+    top = 0
+    new[0] = 0
+    k = 0
+    while top >= 0:
+        i = new[top]
+        top -= 1
+        if i != k:
+            return nl, flags
+        k += 1
+        if left[i] != TREE_LEAF:
+            new[top + 1] = right[i]
+            new[top + 2] = left[i]
+            top += 2
+    return nl, flags | PREORDER
 
 
 @noref
@@ -303,35 +411,30 @@ def class_impurities(counts, crit, out):
 
 def later_kernels() -> list[tuple]:
     """The kernels that pack a forest's grown trees (:class:`PackedForest` of binary numeric
-    trees, stored), with the signatures they are called with, for
+    trees, stored) and score their importances, with the signatures they are called with, for
     :func:`treelearn._compiling.beside_also`: a first forest compiles them after its first
     tree's grower (a second of its first run), while the other core could."""
     from .._compiling import signature
 
     ids = np.zeros(1, dtype=np.int64)
+    f64 = np.zeros(1)
     rec = np.zeros((1, 4), dtype=np.int32)
-    given = {"left": ids, "right": ids, "feats": ids, "thr32": np.zeros(1, dtype=np.float32),
-             "missing_branch": ids, "missing_seen": np.zeros(1, dtype=np.bool_), "rec": rec,
-             "rec_f": rec.view(np.float32), "order_all": ids, "new": ids, "order": ids,
-             "leaves": ids, "counts": np.zeros((1, 2), dtype=np.uint32), "rec_i": rec,
-             "roots": np.zeros(1, dtype=np.int32), "stack": ids}
+    tree = (ids, ids, ids, f64, ids, np.zeros(1, dtype=np.bool_), ids, ids, ids, f64,
+            np.zeros((1, 2)), f64)
+    out = (rec, rec.view(np.float32), ids, ids, ids, ids, np.zeros(1, dtype=np.int32), f64,
+           np.zeros((1, 2), dtype=np.uint32), np.zeros((1, 2)), f64, f64, f64)
+    given = {"tree": tree, "cols": ids, "out": out, "whole": True,
+             "counts": np.zeros((1, 2), dtype=np.uint32), "rec_i": rec,
+             "roots": np.zeros(1, dtype=np.int32), "stack": ids, "src": rec, "dst": rec}
     scalars = dict.fromkeys(("start", "n_leaf", "n_inner", "crit"), "int64")
-    return [(binary_records, signature(binary_records, given, scalars)),
-            (class_impurities, signature(class_impurities, given | {"out": np.zeros(1)},
-                                         scalars)),
+    return [(pack_binary, signature(pack_binary, given, scalars)),
+            (class_impurities, signature(class_impurities, given | {"out": f64}, scalars)),
             (preorder_ids, signature(preorder_ids,
                                      given | {"out": np.zeros(1, dtype=np.int32)}, scalars)),
-            (join_records, signature(join_records, {"src": rec, "dst": rec}, scalars))]
-
-
-def round_down_f32(t: np.ndarray) -> np.ndarray:
-    """The largest float32 at or below each float64 ``t``: ``x <= t`` and ``x <= result`` agree
-    for every float32 ``x``."""
-    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, then the bound
-        t32 = t.astype(np.float32)
-    up = t32.astype(np.float64) > t
-    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
-    return t32
+            (join_records, signature(join_records, given, scalars)),
+            (impurity_decreases, signature(impurity_decreases, given | {
+                "branch_ptr": ids, "branch_child": ids, "feature": ids, "weight": f64,
+                "impurity": f64, "cat_ptr": ids, "missing_branch": ids, "out": f64}))]
 
 
 #: What rebuilds one tree of a binary pack besides its records, in the records' order: row
@@ -394,15 +497,14 @@ class PackedForest:
         self.n_values = int(trees[0].value.shape[2] if values is None else values[0].shape[1])
         self.fractional = any(bool(np.any(t.missing_branch == MISSING_FRACTIONAL))
                               for t in trees)
-        self.binary = not self.fractional and all(t._numeric_binary for t in trees)
         self._normalize = normalize
         self.stored = False
         self._features = features
-        feats = [self._global_features(t, None if features is None else features[k])
-                 for k, t in enumerate(trees)]
-        if self.binary:
-            self._pack_binary(trees, feats, starts, store, crit, verify)
-        else:
+        self.binary = not self.fractional and self._pack_binary(trees, starts, store, crit,
+                                                                verify)
+        if not self.binary:
+            feats = [self._global_features(t, None if features is None else features[k])
+                     for k, t in enumerate(trees)]
             self._pack_general(trees, feats, starts)
 
     @classmethod
@@ -469,34 +571,70 @@ class PackedForest:
             f = np.where(f >= 0, np.asarray(cols)[np.maximum(f, 0)], f)
         return f
 
-    def _pack_binary(self, trees, feats, starts, store, crit, verify) -> None:
+    def _pack_binary(self, trees, starts, store, crit, verify) -> bool:
+        """The records of ``trees`` (:func:`pack_binary`, one pass per tree) and, with
+        ``store``, what rebuilds each tree (:data:`StoredTree`), where every tree then comes
+        back exactly (else :attr:`stored` is False and the original ids are kept). False,
+        nothing set, when a tree is not binary and numeric."""
         total = self.node_count
         rec = np.empty((total, 4), dtype=np.int32)
         rec_f = rec.view(np.float32)
         order_all = np.empty(total, dtype=np.int64)
-        n_leaf = 0
-        n_inner = 0
+        V = self.n_values
+        whole = bool(store and self._normalize and self._values is None and crit is not None)
+        n_leaf = n_inner = 0
         vals = []
-        work = np.empty((3, max((t.node_count for t in trees), default=1)), dtype=np.int64)
+        parts = []
+        storable = store
+        preorder = True
+        biggest = max(t.node_count for t in trees)
+        work = np.empty((3, biggest), dtype=np.int64)
+        stats = np.empty(V)
+        none = np.zeros(0, dtype=np.int64)
         for k, t in enumerate(trees):
             m = t.node_count
-            nl = binary_records(t.children_left, t.children_right, feats[k],
-                                round_down_f32(t.threshold), t.missing_branch, t.missing_seen,
-                                np.int64(starts[k]), np.int64(n_leaf), np.int64(n_inner), rec,
-                                rec_f, order_all, work[0, :m], work[1, :m], work[2, :m])
-            leaves = work[2, :nl].copy()
-            vals.append(self._leaf_values(k, t, leaves))
-            n_leaf += leaves.size
-            n_inner += t.node_count - leaves.size
+            cols = none if self._features is None else np.asarray(self._features[k],
+                                                                   dtype=np.int64)
+            n_in = m - (m + 1) // 2  # split nodes of a binary tree
+            part = StoredTree(np.empty(m, dtype=np.int32), np.empty(n_in),
+                              np.empty((m if whole else 0, V), dtype=np.uint32),
+                              np.empty((m, V)), np.empty(m), np.empty(m))
+            arrays = (t.children_left, t.children_right, t.feature, t.threshold,
+                      t.missing_branch, t.missing_seen, t.branch_ptr, t.cat_ptr,
+                      t.n_node_samples, t.weighted_n_node_samples, t.value.reshape(m, V),
+                      t.impurity)
+            nl, flags = pack_binary(arrays, cols, np.int64(starts[k]), np.int64(n_leaf),
+                                    np.int64(n_inner), whole, np.int64(crit or 0),
+                                    (rec, rec_f, order_all, work[0, :m], work[1, :m],
+                                     work[2, :m], *part, stats))
+            if nl < 0:
+                return False
+            vals.append(self._leaf_values(k, t, work[2, :nl].copy()))
+            n_leaf += nl
+            n_inner += m - nl
+            storable = storable and bool(flags & STORABLE)
+            preorder = preorder and bool(flags & PREORDER)
+            if flags & WHOLE:
+                part = part._replace(node_value=None, weights=None)
+                if flags & SAME_IMPURITY:
+                    part = part._replace(impurity=None)
+            else:
+                part = part._replace(counts=None)
+            parts.append(part)
         self.records = rec
         self.leaf_value = np.ascontiguousarray(vals[0] if len(vals) == 1 else
                                                np.concatenate(vals), dtype=np.float64)
-        self.original = None
+        self.original = None if storable and preorder else order_all.astype(np.int32)
         self._drop_store()
-        if store:
-            self._store(trees, order_all, crit, verify)
-        if not self.stored:
-            self.original = order_all.astype(np.int32)
+        if storable:
+            self.stored_trees = parts
+            self._crit = crit
+            self.stored = True
+            if verify and any(self.tree(k, t.n_features, t.n_classes) != t
+                              for k, t in enumerate(trees)):
+                self._drop_store()
+                self.original = order_all.astype(np.int32)
+        return True
 
     # -- storing the trees in the records ------------------------------------------------------
     def _preorder(self) -> np.ndarray:
@@ -504,57 +642,6 @@ class PackedForest:
         preorder_ids(self.records, self.roots, out,
                      preorder_stack(self.roots, self.node_count))
         return out
-
-    def _store(self, trees, order_all, crit, verify) -> None:
-        """Keep what :meth:`tree` needs besides the records, tree by tree in the records'
-        order (:data:`StoredTree`), if every tree then comes back exactly; else leave
-        :attr:`stored` False."""
-        for t in trees:
-            leaf = t.children_left == TREE_LEAF
-            if np.any(t.missing_seen & leaf) or np.any(t.missing_branch[leaf] != TREE_UNDEFINED):
-                self._drop_store()  # not a grower's tree: keep the trees
-                return
-        inner = self.records[:, 3] < 0
-        ends = np.append(self.roots[1:], self.node_count)
-        self.stored_trees = []
-        for t, a, b in zip(trees, self.roots, ends, strict=True):
-            idx = order_all[a:b]  # the tree's node ids in the records' order
-            weights = t.weighted_n_node_samples[idx]
-            value = t.value[idx, 0, :]
-            impurity = t.impurity[idx]
-            counts = self._whole_counts(value, weights, crit)
-            if counts is not None:
-                recomputed = class_impurities(counts, crit, np.empty(value.shape[0]))
-                value = weights = None
-                if np.array_equal(recomputed, impurity):
-                    impurity = None
-            self.stored_trees.append(StoredTree(
-                t.n_node_samples[idx].astype(np.int32), t.threshold[idx[inner[a:b]]], counts,
-                value, weights, impurity))
-        self._crit = crit
-        self.stored = True
-        if not np.array_equal(self._preorder(), order_all):
-            self.original = order_all.astype(np.int32)  # best-first numbering
-        if not verify:
-            return
-        for k, t in enumerate(trees):
-            if self.tree(k, t.n_features, t.n_classes) != t:
-                self._drop_store()
-                return
-
-    def _whole_counts(self, value: np.ndarray, weights: np.ndarray,
-                      crit: int | None) -> np.ndarray | None:
-        """A tree's class counts (uint32) when its class weights are whole numbers that give
-        back value and weight exactly (a bootstrap of unweighted rows), else None."""
-        if not (self._normalize and self._values is None and crit is not None):
-            return None
-        counts = np.rint(value * weights[:, None])
-        if not (bool(np.all(counts >= 0)) and bool(np.all(counts < 2.0**32))):
-            return None
-        w = counts.sum(axis=1)
-        if np.array_equal(w, weights) and np.array_equal(counts / w[:, None], value):
-            return counts.astype(np.uint32)
-        return None
 
     def _drop_store(self) -> None:
         self.stored = False
