@@ -385,8 +385,8 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         names = names[:-5]
         if "regressor" in kind:  # no class counts to score
             jobs = [job for job in jobs if job[0].__name__ != "class_impurities"]
-    assert names[-2:] == ["fill_tree_arrays", "node_depths"]  # the tree assembled
-    names = names[:-2]
+    assert names[-3:] == ["tree_offsets", "fill_tree_arrays", "node_depths"]  # assembled
+    names = names[:-3]
     builder = ["settle", "push_kids", "room_depth_first"]  # the children pushed, tables grown
     if "forest" in kind:
         assert names == ["search_numeric", "draw_finish", "two_way_improvement", "refused",

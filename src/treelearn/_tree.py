@@ -556,7 +556,12 @@ class Tree:
         # TREELEARN_CHECK_TREES=1 so that every one of them is checked there too.
         if not _trusted or CHECK_TRUSTED:
             self.check()
-        self.max_depth = int(self.node_depths().max())
+
+    @cached_property
+    def max_depth(self) -> int:
+        """Depth of the deepest node (the root: 0); computed when first read (a pass over the
+        nodes that a forest's trees, packed and dropped at once, never need)."""
+        return int(self.node_depths().max())
 
     # -- size ------------------------------------------------------------------------------------
     @property

@@ -276,7 +276,7 @@ def _assembly_kernels(values: dict) -> list[tuple]:
     fit, on the critical path after the grower's chain)."""
     from .._compiling import signature
     from .._tree import node_depths
-    from .nodes import fill_tree_arrays
+    from .nodes import fill_tree_arrays, tree_offsets
 
     ids = np.zeros(1, dtype=np.intp)
     given = {"ti": values["ti"], "tf": values["tf"],
@@ -285,7 +285,7 @@ def _assembly_kernels(values: dict) -> list[tuple]:
              "floats": np.zeros((3, 1)), "seen": np.zeros(1, dtype=np.bool_),
              "branch_ptr": ids, "branch_child": ids}
     return [(kernel, signature(kernel, given, {"count": "int64"}))
-            for kernel in (fill_tree_arrays, node_depths)]
+            for kernel in (tree_offsets, fill_tree_arrays, node_depths)]
 
 
 def _grow(args: dict, prm: GrowParams, n: int, p: int, scratch: Scratch | None = None) -> Tree:

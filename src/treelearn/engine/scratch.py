@@ -23,6 +23,7 @@ below its 32 MB mmap threshold, from one tree to the next.
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -72,7 +73,7 @@ def flat_array(scratch: Scratch | None, key: str, shape: tuple[int, ...], dtype)
     ``base`` goes back with :func:`give_back_flat`."""
     if scratch is None:
         return np.empty(shape, dtype=dtype)
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     return scratch.take(key, (size,), dtype)[:size].reshape(shape)
 
 
