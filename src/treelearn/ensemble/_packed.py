@@ -38,6 +38,13 @@ Two layouts:
   (2026-12-05): releasing each piece's records and leaf values as they are joined, to lower
   the fit's peak: the same peak resident memory (693 MB, two threads), since the pieces'
   blocks go back to the allocator, not to the system, while the joined arrays are new pages.
+  Each tree is packed by one compiled pass (:func:`pack_binary`: its records, what rebuilds
+  it, the check for whole class counts and for preorder numbering; the NumPy version, kept
+  as the tests' twin, took 5.7 ms of a 47k-node tree under the GIL, the pass 2.3 ms, most
+  of it gathering the nodes in breadth-first order). The join's time depends on the
+  process: 25 ms for 100 trees of ggplot2's diamonds after a fit whose forest was dropped,
+  0.2 s while the previous forest is still held (its pages are new either way; not
+  understood further).
 * **Any other trees** (categorical level tables, multiway nodes) keep the trees' own arrays
   end to end and route with the same inlined :func:`treelearn._tree._branch_of` as
   prediction, pruning and export.
