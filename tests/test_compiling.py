@@ -363,25 +363,30 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         forest = (tl.ensemble.RandomForestRegressor if "regressor" in kind
                   else tl.ensemble.RandomForestClassifier)
         y = X[:, 0] if "regressor" in kind else X[:, 0] > 0
-        forest(n_estimators=1, max_depth=5, max_features="sqrt", random_state=0).fit(
+        model = forest(n_estimators=1, max_depth=5, max_features="sqrt", random_state=0).fit(
             X, y, sample_weight=rng.uniform(1, 2, len(X)) if "weighted" in kind else None)
+        # what the fit no longer needs but a reader then calls: the member rebuilt from its
+        # records (preorder ids, class impurities), its depth, the leaves of rows
+        model.apply(X[:5])
+        model = model.estimators_[0]
     elif "table" in kind:  # a category column with holes
         import pandas as pd
 
         df = pd.DataFrame(X[:, :4], columns=list("abcd"))
         df["kind"] = pd.Categorical(rng.choice(list("pqrst"), size=len(df)))
         df.loc[::7, "a"] = np.nan
-        tl.DecisionTreeClassifier(max_depth=3).fit(df, X[:, 0] > 0)
+        model = tl.DecisionTreeClassifier(max_depth=3).fit(df, X[:, 0] > 0)
     elif "classifier" in kind:
-        tl.DecisionTreeClassifier(splitter=splitter, max_depth=3).fit(X, X[:, 0] > 0)
+        model = tl.DecisionTreeClassifier(splitter=splitter, max_depth=3).fit(X, X[:, 0] > 0)
     else:
-        tl.DecisionTreeRegressor(splitter=splitter, max_leaf_nodes=6 if splitter == "hist"
-                                 else None, max_depth=4).fit(
+        model = tl.DecisionTreeRegressor(splitter=splitter, max_leaf_nodes=6 if splitter == "hist"
+                                         else None, max_depth=4).fit(
             X, X[:, 0], sample_weight=rng.uniform(1, 2, len(X)))
+    model.get_depth()  # the depth is computed when first read
     names = [k.__name__ for k, _ in jobs]
     if "forest" in kind:  # the trees packed
-        assert names[-5:] == ["pack_binary", "class_impurities", "preorder_ids",
-                              "join_records", "impurity_decreases"]
+        assert names[-5:] == ["pack_binary", "impurity_decreases", "join_records",
+                              "class_impurities", "preorder_ids"]
         names = names[:-5]
         if "regressor" in kind:  # no class counts to score
             jobs = [job for job in jobs if job[0].__name__ != "class_impurities"]

@@ -434,14 +434,15 @@ def later_kernels() -> list[tuple]:
              "counts": np.zeros((1, 2), dtype=np.uint32), "rec_i": rec,
              "roots": np.zeros(1, dtype=np.int32), "stack": ids, "src": rec, "dst": rec}
     scalars = dict.fromkeys(("start", "n_leaf", "n_inner", "crit"), "int64")
+    # what the fit calls first; then what reading a member or apply() calls later
     return [(pack_binary, signature(pack_binary, given, scalars)),
-            (class_impurities, signature(class_impurities, given | {"out": f64}, scalars)),
-            (preorder_ids, signature(preorder_ids,
-                                     given | {"out": np.zeros(1, dtype=np.int32)}, scalars)),
-            (join_records, signature(join_records, given, scalars)),
             (impurity_decreases, signature(impurity_decreases, given | {
                 "branch_ptr": ids, "branch_child": ids, "feature": ids, "weight": f64,
-                "impurity": f64, "cat_ptr": ids, "missing_branch": ids, "out": f64}))]
+                "impurity": f64, "cat_ptr": ids, "missing_branch": ids, "out": f64})),
+            (join_records, signature(join_records, given, scalars)),
+            (class_impurities, signature(class_impurities, given | {"out": f64}, scalars)),
+            (preorder_ids, signature(preorder_ids,
+                                     given | {"out": np.zeros(1, dtype=np.int32)}, scalars))]
 
 
 #: What rebuilds one tree of a binary pack besides its records, in the records' order: row
