@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._interrupt import check as check_interrupt
 from .._interrupt import map_threads
@@ -149,30 +148,6 @@ def in_sorted_order(sidx: np.ndarray, values: np.ndarray, parallel: bool = True)
         out = np.empty(sidx.shape, dtype=np.float64)
         _gather_floats(sidx, np.ascontiguousarray(values, dtype=np.float64), out)
     return out
-
-
-def prepare_exact(X, ycls: np.ndarray, yreg: np.ndarray,
-                  w: np.ndarray) -> tuple[tuple | None, tuple | None, np.ndarray]:
-    """Return the kernels' ``(dense, sparse, samples)`` for a validated X (dense or CSR).
-
-    ``dense = (sval, sidx, C, R, W)`` from :func:`presort` with the class codes ``C`` (or the
-    regression targets ``R``) and the weights ``W`` (None when all weights are 1) laid out
-    in each feature's sorted order, and ``samples = sidx[0]``; or ``sparse = (indptr, indices,
-    data)`` with ``samples = arange(n)``. The other one of the pair is None.
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=X_DTYPE)
-        sparse = (
-            X.indptr.astype(np.int64),
-            X.indices.astype(np.int32),
-            np.ascontiguousarray(X.data, dtype=np.float32),
-        )
-        return None, sparse, np.arange(X.shape[0], dtype=np.int32)
-    sval, sidx = presort(np.asarray(X, dtype=X_DTYPE))
-    C = ycls[sidx] if ycls.size else None
-    R = yreg[sidx] if yreg.size else None
-    W = None if np.all(w == 1.0) else w[sidx]
-    return (sval, sidx, C, R, W), None, sidx[0]
 
 
 # -- columns of a table: numeric or categorical, with missing values ------------------------------

@@ -59,8 +59,6 @@ PARALLEL_MIN_WORK = 20_000
 #: Feature values are stored as float32, exactly as scikit-learn's trees do, so that thresholds
 #: (midpoints computed in float64 from float32 neighbours) are identical to scikit-learn's.
 X_DTYPE = np.float32
-#: Sample indices in the presorted arrays.
-IDX_DTYPE = np.int32
 #: Node indices and counts.
 NODE_DTYPE = np.int64
 

@@ -435,17 +435,6 @@ def _side_sums(st, ws, iw, E):
 
 
 @noref
-def _sides_score(st, ws, iw, E, crit, pimp, real, c45, mw):
-    """Score of the two-way split given by ``iw[I_SIDE, :E]`` (0 left, 1 right)."""
-    pw = _side_sums(st, ws, iw, E)
-    if c45:
-        return c45_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, mw, st[SR_TOT2], c45, pimp)
-    if real:
-        return real_score(st[SR_PAIR:SR_PAIR + 2], pw, np.int64(2), crit, pimp)
-    return split_proxy(st[SR_PAIR], st[SR_PAIR + 1], pw[0], pw[1], crit, pimp)
-
-
-@noref
 def _subset_exhaustive(st, ws, iw, E, crit, pimp, min_leaf, min_wleaf, c45, mw):
     """Best two-way partition of the entries, every subset tried (the last entry stays right).
     Leaves the winner in ``iw[I_SIDE]``; returns its score."""
