@@ -40,8 +40,12 @@ Two layouts:
   blocks go back to the allocator, not to the system, while the joined arrays are new pages.
   Each tree is packed by one compiled pass (:func:`pack_binary`: its records, what rebuilds
   it, the check for whole class counts and for preorder numbering; the NumPy version, kept
-  as the tests' twin, took 5.7 ms of a 47k-node tree under the GIL, the pass 2.3 ms, most
-  of it gathering the nodes in breadth-first order). The join's time depends on the
+  as the tests' twin, took 5.7 ms of a 47k-node tree under the GIL, the pass 2.3 ms within
+  a forest's fit, 1.4 ms on outputs already touched). Measured and not kept (2026-12-05):
+  records in depth-first sibling-pair order instead of breadth first, for reads closer to
+  the trees' preorder: packing took the same time (4.8 ms a tree both ways, 30 trees, beside
+  a test run), a 30-tree forest's prediction on 55k rows 0.33-0.36 s against 0.39-0.43 s
+  (within that run's noise). The join's time depends on the
   process: 25 ms for 100 trees of ggplot2's diamonds after a fit whose forest was dropped,
   0.2 s while the previous forest is still held (its pages are new either way; not
   understood further).
