@@ -1125,3 +1125,17 @@ def test_trees_grown_on_reused_buffers_are_the_trees_grown_alone(seed, splitter,
         alone = single(max_features=mf, splitter=splitter, random_state=member.random_state,
                        **kw).fit(X, y, w)
         assert member.tree_ == alone.tree_
+
+
+def test_a_pack_adds_given_values_of_another_width_than_the_trees():
+    """AdaBoost packs its weighted votes: values of their own width, not the trees'."""
+    X, y = _classification(200, 5, 3)
+    trees = [tl.DecisionTreeClassifier(max_depth=4, random_state=k).fit(X, y).tree_
+             for k in range(3)]
+    votes = [np.arange(t.node_count, dtype=float)[:, None] * (k + 1)
+             for k, t in enumerate(trees)]
+    packed = PackedForest(trees, values=votes)
+    assert packed.binary and packed.n_values == 1
+    Xt = X[:17].astype(np.float32)
+    want = sum(v[t.apply(Xt)] for t, v in zip(trees, votes, strict=True))
+    np.testing.assert_array_equal(packed.sum(Xt), want)

@@ -592,7 +592,6 @@ class PackedForest:
         rec = np.empty((total, 4), dtype=np.int32)
         rec_f = rec.view(np.float32)
         order_all = np.empty(total, dtype=np.int64)
-        V = self.n_values
         whole = bool(store and self._normalize and self._values is None and crit is not None)
         n_leaf = n_inner = 0
         vals = []
@@ -601,13 +600,13 @@ class PackedForest:
         preorder = True
         biggest = max(t.node_count for t in trees)
         work = np.empty((3, biggest), dtype=np.int64)
-        stats = np.empty(V)
         none = np.zeros(0, dtype=np.int64)
         for k, t in enumerate(trees):
             m = t.node_count
             cols = none if self._features is None else np.asarray(self._features[k],
                                                                    dtype=np.int64)
             n_in = m - (m + 1) // 2  # split nodes of a binary tree
+            V = t.value.shape[2]  # the tree's own values (AdaBoost packs its votes instead)
             part = StoredTree(np.empty(m, dtype=np.int32), np.empty(n_in),
                               np.empty((m if whole else 0, V), dtype=np.uint32),
                               np.empty((m, V)), np.empty(m), np.empty(m))
@@ -618,7 +617,7 @@ class PackedForest:
             nl, flags = pack_binary(arrays, cols, np.int64(starts[k]), np.int64(n_leaf),
                                     np.int64(n_inner), whole, np.int64(crit or 0),
                                     (rec, rec_f, order_all, work[0, :m], work[1, :m],
-                                     work[2, :m], *part, stats))
+                                     work[2, :m], *part, np.empty(V)))
             if nl < 0:
                 return False
             vals.append(self._leaf_values(k, t, work[2, :nl].copy()))
