@@ -17,8 +17,8 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._estimators import MAX_INT, DecisionTreeClassifier, _resolve
-from .._validation import validate_params
+from .. import _members
+from .._estimators import MAX_INT, DecisionTreeClassifier
 from ..engine.binning import MAX_LEVEL_BINS, Binner, feature_edges, table_layout
 from ..engine.counter_random import poisson_counts
 from ..engine.fit import GrowParams, category_search, fit_extras
@@ -285,7 +285,7 @@ class _DaskBase:
         return self._local_class is DecisionTreeClassifier
 
     def _check_params(self, template) -> None:
-        validate_params(template, template._constraints())
+        _members.check_params(template)
         if self.criterion == "absolute_error":
             raise ValueError('criterion="absolute_error" needs the rows of each node (medians); '
                              'the Dask trees offer "squared_error" and "sdr".')
@@ -353,9 +353,9 @@ class _DaskBase:
     def _grow(self, d: dict, template, states, seeds: list, weighted: bool,
               total_w: float) -> list:
         """The trees of ``seeds`` grown on the partition ``states`` (the level loop)."""
-        settings = _resolve(template, d["n"], d["p"], np.array([total_w]))
+        settings = _members.settings(template, d["n"], d["p"], np.array([total_w]))
         p = d["p"]
-        crit = template._criteria[self.criterion]
+        crit = _members.criteria(type(template))[self.criterion]
         cfg_all, n_cols, row_bytes, n_classes = level_config(
             crit, settings, d["classes"], d["binner"], d["is_cat"], d["n_levels"], weighted,
             total_w, float(self.min_impurity_decrease))

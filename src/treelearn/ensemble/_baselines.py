@@ -28,8 +28,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _members
 from .._docs import fits, takes_rows
-from .._estimators import BaseDecisionTree, ProbaClassifierMixin, class_targets
+from .._estimators import ProbaClassifierMixin, class_targets
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
 from .._validation import (
@@ -152,8 +153,8 @@ def _validate(est, X, y=None, fitting: bool = False):
     """X (and y when ``fitting``) validated as treelearn's trees validate them: categorical
     columns become level codes, missing values NaN."""
     if fitting:
-        return BaseDecisionTree._validate_table(est, X, y, fitting=True)
-    return BaseDecisionTree._validate_table(est, X)
+        return _members.validate_rows(est, X, y, fitting=True)
+    return _members.validate_rows(est, X)
 
 
 def _baseline_tags(tags):

@@ -30,8 +30,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _members
 from .._docs import fits, takes_rows
-from .._estimators import MAX_INT, BaseDecisionTree, DecisionTreeClassifier, _Shared
+from .._estimators import MAX_INT, BaseDecisionTree, DecisionTreeClassifier
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible
 from .._tree import expected_costs
@@ -40,7 +41,6 @@ from .._validation import (
     InstanceOf,
     Interval,
     check_sample_weight,
-    check_y_1d,
     check_y_missing,
     validate_params,
 )
@@ -147,25 +147,21 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         """Boost the base tree on (X, y)."""
         validate_params(self, self._parameter_constraints)
         template = self._template()
-        validate_params(template, template._constraints())
+        _members.check_params(template)
         check_y_missing(y)
-        X_raw = X
-        X, y = template._validate_table(X, y, fitting=True)
-        y = check_y_1d(y)
+        X, X_raw, y, _ = _members.prepare(template, X, y)
         n = X.shape[0]
         w = check_sample_weight(sample_weight, n).astype(np.float64)
-        target = template._encode_target(y, np.ones(n))
-        own = target[2]  # the base tree's class weights
-        ycls = target[0]
-        K = int(target[5])
-        data = {k: v for k, v in vars(template).items()
-                if k.endswith("_") and not k.startswith("_")}
+        target = _members.encode_target(template, y, np.ones(n))
+        own = target.w  # the base tree's class weights
+        ycls = target.ycls
+        K = int(target.n_classes)
+        data = _members.learned(template)
         shared = None
         rng = check_random_state(self.random_state)
         if not hasattr(X, "tocsr"):
-            shared = _Shared.prepare(template, X, w, 0, parallel=True)
-            data = {k: v for k, v in vars(template).items()
-                    if k.endswith("_") and not k.startswith("_")}
+            shared = _members.share(template, X, w, 0, parallel=True)
+            data = _members.learned(template)
         w = w / w.sum()
         # The base tree sees the weights scaled to about the number of cases: C4.5's
         # pessimistic pruning and other case-count rules need counts, not fractions (a C4.5
@@ -183,11 +179,9 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             w = np.clip(w, eps, None)
             w[zero] = 0.0
             seed = int(rng.randint(MAX_INT))
-            tree = clone(template)
-            tree.set_params(random_state=seed)
-            tree.__dict__.update(data)
+            tree = _members.new_member(template, seed, data)
             tw = w * own * scale
-            tree._fit_encoded(X, X_raw, y, tw, (ycls, target[1], tw) + target[3:], shared)
+            _members.fit_member(tree, X, X_raw, y, target.weighted(tw), shared)
             wrong = tree_codes(tree, X) != ycls
             err = float(np.average(wrong, weights=w))
             estimators.append(tree)
@@ -235,7 +229,7 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        X = BaseDecisionTree._validate_table(self, X)
+        X = _members.validate_rows(self, X)
         if hasattr(X, "toarray"):
             X = X.toarray()
         return X

@@ -8,7 +8,7 @@ predictions for regression).
 How a forest is fitted here, and why:
 
 * X is validated and encoded once (categorical levels, missing values), the target once, and
-  the engine's view of X is prepared once (:class:`treelearn._estimators._Shared`: the
+  the engine's view of X is prepared once (:func:`treelearn._members.share`: the
   presorted lists for the exact splitters, the bin matrix for ``"hist"``). Each tree takes
   its rows out of that in linear time; sorting or binning per tree would cost more than
   growing a fully grown tree.
@@ -29,7 +29,6 @@ How a forest is fitted here, and why:
 
 from __future__ import annotations
 
-import copy
 import os
 import warnings
 from numbers import Integral
@@ -42,6 +41,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _members
 from .._compiling import beside_also
 from .._docs import fits, takes_rows
 from .._estimators import (
@@ -51,7 +51,6 @@ from .._estimators import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ProbaClassifierMixin,
-    _Shared,
     monotonic_constraints,
     resolve_max_features,
 )
@@ -64,8 +63,6 @@ from .._validation import (
     InstanceOf,
     Interval,
     Options,
-    check_sample_weight,
-    check_y_1d,
     check_y_missing,
     validate_params,
 )
@@ -142,14 +139,7 @@ def _fit_columns(tree, cols: np.ndarray, X, X_raw, y, w: np.ndarray, target) -> 
     if hasattr(tree, "feature_names_in_"):
         tree.feature_names_in_ = tree.feature_names_in_[cols]
     raw = X_raw.iloc[:, cols] if hasattr(X_raw, "iloc") else np.asarray(X_raw)[:, cols]
-    Xc = X[:, cols]
-    tree._fit_encoded(Xc, raw, y, w, target, None)
-
-
-def _fitted_data_attributes(template) -> dict:
-    """What validation and target encoding learned on ``template`` (levels, classes, feature
-    names...), to give every tree of the ensemble without validating X again."""
-    return {k: v for k, v in vars(template).items() if k.endswith("_") and not k.startswith("_")}
+    _members.fit_member(tree, X[:, cols], raw, y, target)
 
 
 class _BaseEnsemble(ProximityMixin, BaseEstimator):
@@ -160,14 +150,6 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
 
     def _template(self) -> BaseDecisionTree:  # pragma: no cover - overridden
         raise NotImplementedError
-
-    def _new_tree(self, template: BaseDecisionTree, seed: int) -> BaseDecisionTree:
-        # a shallow copy, not clone(): the template is made for this fit, its parameters are
-        # validated and never changed in place (a tree's fit rebinds what it narrows), and
-        # clone() took 1 ms a tree, under the GIL
-        tree = copy.copy(template)
-        tree.random_state = seed
-        return tree
 
     def _validate_forest_params(self) -> None:
         validate_params(self, self._constraints())
@@ -203,17 +185,14 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         """Grow the ensemble's trees on (X, y)."""
         self._validate_forest_params()
         template = self._template()
-        validate_params(template, template._constraints())
+        _members.check_params(template)
         check_y_missing(y)
-        X_raw = X
         threads = min(n_threads(self.n_jobs), self.n_estimators)
         self._check_memory(template, X, sample_weight, threads)
-        X, y = template._validate_table(X, y, fitting=True)
-        y = check_y_1d(y)
+        X, X_raw, y, sw = _members.prepare(template, X, y, sample_weight)
         n = X.shape[0]
-        sw = None if sample_weight is None else check_sample_weight(sample_weight, n)
-        target = template._encode_target(y, np.ones(n) if sw is None else sw)
-        ycls = target[0]
+        target = _members.encode_target(template, y, np.ones(n) if sw is None else sw)
+        ycls = target.ycls
         base_w = self._base_weights(y, sw)
         n_draws = n_samples_bootstrap(n, self.max_samples, base_w) if self.bootstrap else None
 
@@ -230,13 +209,13 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         if old:
             rng.randint(MAX_INT, size=len(old))  # the seeds the earlier trees used
         seeds = [int(rng.randint(MAX_INT)) for _ in range(more)]
-        data = _fitted_data_attributes(template)
-        own = template._encode_target(y, np.ones(n))[2]  # the base tree's class weights
+        data = _members.learned(template)
+        own = _members.encode_target(template, y, np.ones(n)).w  # the base tree's class weights
         shared = None
         if not sp.issparse(X) and self._shares_prepared_data:
             w_bin = np.ones(n) if base_w is None else base_w
-            shared = _Shared.prepare(template, X, w_bin, seeds[0], parallel=threads == 1)
-            data = _fitted_data_attributes(template)  # with the binner_ of "hist"
+            shared = _members.share(template, X, w_bin, seeds[0], parallel=threads == 1)
+            data = _members.learned(template)  # with the binner_ of "hist"
         p = X.shape[1]
 
         def grow(k: int):
@@ -244,11 +223,10 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
             seed = seeds[k]
             w, _, cols = self._draw(seed, n, p, n_draws, base_w, ycls)
             w = w * own
-            tree = self._new_tree(template, seed)
-            tree.__dict__.update(data)
-            tgt = (ycls, target[1], w) + target[3:]
+            tree = _members.new_member(template, seed, data)
+            tgt = target.weighted(w)
             if cols is None:
-                tree._fit_encoded(X, X_raw, y, w, tgt, shared)
+                _members.fit_member(tree, X, X_raw, y, tgt, shared)
             else:
                 _fit_columns(tree, cols, X, X_raw, y, w, tgt)
             # packed here, on the tree's thread: packing is as long as a small tree's fit
@@ -365,7 +343,7 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         """One tree packed (:meth:`_pack`) and its importances over the ``p`` columns."""
         piece = PackedForest([tree.tree_], None if cols is None else [cols],
                              normalize=is_classifier(self), store=True,
-                             crit=tree._criteria.get(tree.criterion),
+                             crit=_members.criterion_code(tree),
                              verify=CHECK_TRUSTED)
         return piece, tree.feature_importances_ if tree.tree_.node_count > 1 else None
 
@@ -405,7 +383,7 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         else:
             feats = getattr(self, "estimators_features_", None)
             template = self._template()
-            crit = template._criteria.get(template.criterion)
+            crit = _members.criterion_code(template)
             packed = PackedForest([t.tree_ for t in members], feats,
                                   normalize=is_classifier(self), store=True, crit=crit)
             # each tree's importances now: afterwards a tree is rebuilt only when asked for
@@ -418,7 +396,7 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
         # the forest holds what validation learned at fit (levels, names, width)
-        X = BaseDecisionTree._validate_table(self, X)
+        X = _members.validate_rows(self, X)
         if self.splitter == "random" and not sp.issparse(X) and np.isnan(X).any():
             raise ValueError(f"Input X contains NaN: {type(self).__name__} with random splits "
                              "was fitted without missing values and has no rule for them.")
@@ -848,7 +826,7 @@ class _Forest(_BaseEnsemble):
         return self._tree_class(**{k: getattr(self, k) for k in TREE_PARAMS})
 
     def _constraints(self) -> dict:
-        tree_c = self._tree_class(criterion=self.criterion)._constraints()
+        tree_c = _members.constraints(self._tree_class(criterion=self.criterion))
         out = {k: tree_c.get(k, _COMMON_CONSTRAINTS.get(k)) for k in TREE_PARAMS}
         out.update(_ENSEMBLE_CONSTRAINTS)
         if is_classifier(self):

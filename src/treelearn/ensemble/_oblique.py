@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from .._estimators import BaseDecisionTree
+from .. import _members
 from .._memory import check as check_memory
 from .._validation import InstanceOf, Options
 from ..oblique import (
@@ -85,7 +85,7 @@ class _ObliqueForest(_Forest):
         return self._tree_class(max_cycles=0, n_starts=0, **params)
 
     def _constraints(self) -> dict:
-        tree_c = self._tree_class(criterion=self.criterion)._constraints()
+        tree_c = _members.constraints(self._tree_class(criterion=self.criterion))
         out = {k: tree_c[k] for k in OBLIQUE_TREE_PARAMS}
         out["n_projections"] = [c for c in out["n_projections"] if c is not None]
         out.update(_ENSEMBLE_CONSTRAINTS)
@@ -120,7 +120,7 @@ class _ObliqueForest(_Forest):
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
         refuse_sparse(X, type(self).__name__)
-        X = BaseDecisionTree._validate_table(self, X)
+        X = _members.validate_rows(self, X)
         refuse_missing(X, type(self).__name__)
         return X
 
