@@ -1139,3 +1139,23 @@ def test_a_pack_adds_given_values_of_another_width_than_the_trees():
     Xt = X[:17].astype(np.float32)
     want = sum(v[t.apply(Xt)] for t, v in zip(trees, votes, strict=True))
     np.testing.assert_array_equal(packed.sum(Xt), want)
+
+
+def test_ensembles_fit_their_members_only_through_the_member_interface():
+    """Forests, bagging, boosting, the baselines and the Dask trees reach the estimators'
+    fitting steps through treelearn._members, not their private methods."""
+    import ast
+    from pathlib import Path
+
+    import treelearn
+
+    private = {"_fit_encoded", "_encode_target", "_validate_table", "_criteria", "_Shared",
+               "_resolve"}
+    root = Path(treelearn.__file__).parent
+    found = []
+    for f in sorted([*root.glob("ensemble/*.py"), *root.glob("dask/*.py")]):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = ([node.attr] if isinstance(node, ast.Attribute) else
+                     [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{f.name}: {n}" for n in names if n in private]
+    assert found == []
