@@ -344,25 +344,34 @@ def test_packed_walk_equals_a_loop_over_the_trees(seed):
                                                                      for t in trees]))
 
 
-@given(st.integers(0, 10_000))
-def test_packed_records_store_every_tree_exactly(seed):
-    """PackedForest(store=True).tree(k) is tree k, array for array: depth-first and best-first
-    numbering, learned missing-value directions, class counts (whole weights), float values
-    (fractional weights, regression), a random subspace's own feature numbers."""
+def _packable_trees(seed, splitter="best", criterion="gini"):
+    """Three random trees of one of four kinds (``seed % 4``): classifiers on whole weights,
+    on fractional weights, numbered best first, and regressors; learned missing-value
+    directions everywhere and, when ``seed % 5 == 0``, each tree on its own random subspace.
+    Returns ``(trees, cols, case)``."""
     rng = np.random.default_rng(seed)
     X, y = _classification(150, 6, seed % 40)
     X[rng.random(X.shape) < 0.1] = np.nan
     case = seed % 4
     w = rng.integers(0, 4, y.size).astype(float) if case != 1 else rng.uniform(0.1, 2, y.size)
     kw = {"max_leaf_nodes": int(rng.integers(2, 30))} if case == 2 else {}
-    splitter = "hist" if seed % 3 == 0 else "best"
     if case == 3:
         trees = [tl.DecisionTreeRegressor(random_state=k, splitter=splitter).fit(X, y * 1.5, w)
                  .tree_ for k in range(3)]
     else:
-        trees = [tl.DecisionTreeClassifier(random_state=k, splitter=splitter, **kw)
-                 .fit(X, y, w).tree_ for k in range(3)]
+        trees = [tl.DecisionTreeClassifier(random_state=k, splitter=splitter,
+                                           criterion=criterion, **kw).fit(X, y, w).tree_
+                 for k in range(3)]
     cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 5 == 0 else None
+    return trees, cols, case
+
+
+@given(st.integers(0, 10_000))
+def test_packed_records_store_every_tree_exactly(seed):
+    """PackedForest(store=True).tree(k) is tree k, array for array: depth-first and best-first
+    numbering, learned missing-value directions, class counts (whole weights), float values
+    (fractional weights, regression), a random subspace's own feature numbers."""
+    trees, cols, case = _packable_trees(seed, "hist" if seed % 3 == 0 else "best")
     packed = PackedForest(trees, cols, normalize=case != 3, store=True, crit=0)
     assert packed.stored
     assert {s.counts is not None for s in packed.stored_trees} == {case in (0, 2)}
@@ -448,20 +457,8 @@ def test_the_compiled_pack_matches_its_numpy_twin(seed):
     """Classifiers on whole and fractional weights, best-first numbering, learned missing
     directions, regressors, random subspaces: the packed arrays are the twin's, bit for
     bit."""
-    rng = np.random.default_rng(seed)
-    X, y = _classification(150, 6, seed % 40)
-    X[rng.random(X.shape) < 0.1] = np.nan
-    case = seed % 4
-    w = rng.integers(0, 4, y.size).astype(float) if case != 1 else rng.uniform(0.1, 2, y.size)
-    kw = {"max_leaf_nodes": int(rng.integers(2, 30))} if case == 2 else {}
-    crit = int(rng.integers(0, 2))  # gini, entropy
-    if case == 3:
-        trees = [tl.DecisionTreeRegressor(random_state=k).fit(X, y * 1.5, w).tree_
-                 for k in range(3)]
-    else:
-        trees = [tl.DecisionTreeClassifier(random_state=k, criterion=("gini", "entropy")[crit],
-                                           **kw).fit(X, y, w).tree_ for k in range(3)]
-    cols = [np.sort(rng.choice(9, 6, replace=False)) for _ in trees] if seed % 5 == 0 else None
+    crit = (seed // 7) % 2  # gini, entropy
+    trees, cols, case = _packable_trees(seed, criterion=("gini", "entropy")[crit])
     packed = PackedForest(trees, cols, normalize=case != 3, store=True,
                           crit=None if case == 3 else crit, verify=False)
     rec, vals, original, stored = _pack_twin(trees, cols, case != 3,
