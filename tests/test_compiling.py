@@ -385,7 +385,7 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
     model.get_depth()  # the depth is computed when first read
     names = [k.__name__ for k, _ in jobs]
     if "forest" in kind:  # the trees packed
-        assert names[-5:] == ["pack_binary", "impurity_decreases", "join_records",
+        assert names[-5:] == ["pack_binary", "split_decreases", "join_records",
                               "class_impurities", "preorder_ids"]
         names = names[:-5]
         if "regressor" in kind:  # no class counts to score

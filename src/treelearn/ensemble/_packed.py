@@ -75,7 +75,7 @@ from .._tree import (
     TREE_UNDEFINED,
     Tree,
     _branch_of,
-    impurity_decreases,
+    split_decreases,
 )
 from ..engine.config import X_DTYPE, get_num_threads, njit, noref, pjit, prange, tiny
 from ..engine.criteria import node_impurity
@@ -440,9 +440,9 @@ def later_kernels() -> list[tuple]:
     scalars = dict.fromkeys(("start", "n_leaf", "n_inner", "crit"), "int64")
     # what the fit calls first; then what reading a member or apply() calls later
     return [(pack_binary, signature(pack_binary, given, scalars)),
-            (impurity_decreases, signature(impurity_decreases, given | {
-                "branch_ptr": ids, "branch_child": ids, "feature": ids, "weight": f64,
-                "impurity": f64, "cat_ptr": ids, "missing_branch": ids, "out": f64})),
+            (split_decreases, signature(split_decreases, given | {
+                "branch_ptr": ids, "branch_child": ids, "weight": f64, "impurity": f64,
+                "cat_ptr": ids, "missing_branch": ids, "out": f64})),
             (join_records, signature(join_records, given, scalars)),
             (class_impurities, signature(class_impurities, given | {"out": f64}, scalars)),
             (preorder_ids, signature(preorder_ids,
