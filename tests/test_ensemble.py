@@ -468,6 +468,10 @@ def test_the_compiled_pack_matches_its_numpy_twin(seed):
     assert (packed.original is None) == (original is None)
     if original is not None:
         np.testing.assert_array_equal(packed.original, original)
+    bare = PackedForest(trees, cols, normalize=case != 3, store=False)  # records only
+    np.testing.assert_array_equal(bare.records, rec)
+    np.testing.assert_array_equal(bare.leaf_value, vals)
+    assert not bare.stored and bare.stored_trees is None
     assert packed.stored
     for part, twin in zip(packed.stored_trees, stored, strict=True):
         for name, x, y in zip(part._fields, part, twin, strict=True):

@@ -293,7 +293,9 @@ def pack_binary(tree, cols, start, n_leaf, n_inner, whole, crit, out):
     record ``j``; ``new``, ``order``: work of the tree's size; ``leaves[:count]`` the leaves'
     old ids in record order (their rows of ``leaf_value``); per record: ``n_samples32``,
     ``counts`` (with ``whole``), ``node_value``, ``weights``, impurity ``imps``; the split
-    nodes' float64 ``thresholds`` in record order; ``stats``: work of the class count.
+    nodes' float64 ``thresholds`` in record order; ``stats``: work of the class count. Empty
+    per-record arrays (``n_samples32`` of length 0): only the records, nothing to rebuild the
+    tree from (a pack that does not store its trees).
 
     Returns ``(count, flags)``: the leaf count and :data:`STORABLE` | :data:`WHOLE` |
     :data:`SAME_IMPURITY` | :data:`PREORDER`; ``(-1, 0)``, nothing written, when a split is
@@ -313,6 +315,7 @@ def pack_binary(tree, cols, start, n_leaf, n_inner, whole, crit, out):
             return -1, 0
     binary_order(left, right, start, new, order)
     mapped = cols.shape[0] > 0
+    keep = n_samples32.shape[0] > 0
     nl = 0
     for j in range(n):
         old = order[j]
@@ -334,14 +337,16 @@ def pack_binary(tree, cols, start, n_leaf, n_inner, whole, crit, out):
                 missing_branch[old] == 1)
             rec_f[g, 2] = round_down_f32(threshold[old])
             rec[g, 3] = -2 - (n_inner + j - nl)
-            thresholds[j - nl] = threshold[old]
-        n_samples32[j] = n_samples[old]
-        weights[j] = weight[old]
-        imps[j] = impurity[old]
-        for v in range(value.shape[1]):
-            node_value[j, v] = value[old, v]
-    flags = STORABLE if storable else 0
-    if whole:
+            if keep:
+                thresholds[j - nl] = threshold[old]
+        if keep:
+            n_samples32[j] = n_samples[old]
+            weights[j] = weight[old]
+            imps[j] = impurity[old]
+            for v in range(value.shape[1]):
+                node_value[j, v] = value[old, v]
+    flags = STORABLE if storable and keep else 0
+    if whole and keep:
         flags |= _whole_counts(node_value, weights, imps, crit, counts, stats)
     # preorder numbering (the depth-first growers'): then no array of the original ids
     top = 0
@@ -607,9 +612,10 @@ class PackedForest:
                                                                    dtype=np.int64)
             n_in = m - (m + 1) // 2  # split nodes of a binary tree
             V = t.value.shape[2]  # the tree's own values (AdaBoost packs its votes instead)
-            part = StoredTree(np.empty(m, dtype=np.int32), np.empty(n_in),
-                              np.empty((m if whole else 0, V), dtype=np.uint32),
-                              np.empty((m, V)), np.empty(m), np.empty(m))
+            s = m if store else 0  # without store, the records only (AdaBoost's packs)
+            part = StoredTree(np.empty(s, dtype=np.int32), np.empty(n_in if store else 0),
+                              np.empty((s if whole else 0, V), dtype=np.uint32),
+                              np.empty((s, V)), np.empty(s), np.empty(s))
             arrays = (t.children_left, t.children_right, t.feature, t.threshold,
                       t.missing_branch, t.missing_seen, t.branch_ptr, t.cat_ptr,
                       t.n_node_samples, t.weighted_n_node_samples, t.value.reshape(m, V),
