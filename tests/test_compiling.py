@@ -1,4 +1,6 @@
-"""The first run: the compile notice and the warm-up (:mod:`treelearn._compiling`)."""
+"""The first run: the compile notice and the background compilations
+(:mod:`treelearn.engine.compiling`), a call's signature (:mod:`treelearn._compiling`) and the
+warm-up (:mod:`treelearn._warmup`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from numba.core import event
 
 import treelearn as tl
 from treelearn import _compiling
+from treelearn.engine import compiling
 
 
 class _Terminal(io.StringIO):
@@ -38,9 +41,9 @@ def _compile(name: str, module: str = "treelearn.engine.grow_exact"):
 @pytest.fixture
 def terminal(monkeypatch):
     out = _Terminal()
-    monkeypatch.setattr(_compiling._notice, "stream", out)
-    monkeypatch.setattr(_compiling._notice, "enabled", True)
-    monkeypatch.setattr(_compiling, "_DELAY", 0.2)
+    monkeypatch.setattr(compiling._notice, "stream", out)
+    monkeypatch.setattr(compiling._notice, "enabled", True)
+    monkeypatch.setattr(compiling, "_DELAY", 0.2)
     return out
 
 
@@ -51,7 +54,7 @@ def test_a_long_compilation_shows_one_line_with_seconds_and_the_typical_total(te
             time.sleep(1.3)
     text = terminal.getvalue()
     assert text.startswith("\rcompiling treelearn's kernels for this machine, once: ")
-    typical = _compiling.TYPICAL_SECONDS[("grow_depth_first_Hist", "numbers")]
+    typical = compiling.TYPICAL_SECONDS[("grow_depth_first_Hist", "numbers")]
     assert f"of about {typical} s" in text
     assert text.endswith(", done\n") and text.count("\n") == 1
     last = text.rsplit("\r", 1)[1]
@@ -67,8 +70,8 @@ def test_the_typical_totals_name_the_builder_and_a_layout():
     loops = {getattr(getattr(c, loop), "__name__", None)
              for c in (grow_exact.Exact, grow_hist.Hist, ranked.Ranked, sparse.Sparse)
              for loop in ("grow_depth_first", "grow_best_first")}
-    assert {name for name, _ in _compiling.TYPICAL_SECONDS} <= loops
-    assert {kind for _, kind in _compiling.TYPICAL_SECONDS} == {"numbers", "table"}
+    assert {name for name, _ in compiling.TYPICAL_SECONDS} <= loops
+    assert {kind for _, kind in compiling.TYPICAL_SECONDS} == {"numbers", "table"}
     assert "grow_depth_first_Ranked" in loops
 
 
@@ -83,11 +86,11 @@ def test_a_table_compilation_is_told_from_a_numeric_one_by_its_argument_types():
     table = numbers._replace(category=(is_cat, np.zeros(2)))
     # as a layout holds it: inside the layout's own named tuple, next to other tuples
     outer = (numba.typeof((np.zeros(2), (np.zeros(1), numbers))), numba.typeof(np.zeros(1)))
-    assert _compiling.data_kind(outer) == "numbers"
-    assert _compiling.data_kind((numba.typeof((np.zeros(1), table)),)) == "table"
-    assert _compiling.data_kind((numba.typeof(np.zeros(1)),)) == "numbers"
-    assert _compiling.data_kind(()) == "numbers"
-    assert _compiling.data_kind(None) == "numbers"
+    assert compiling.data_kind(outer) == "numbers"
+    assert compiling.data_kind((numba.typeof((np.zeros(1), table)),)) == "table"
+    assert compiling.data_kind((numba.typeof(np.zeros(1)),)) == "numbers"
+    assert compiling.data_kind(()) == "numbers"
+    assert compiling.data_kind(None) == "numbers"
 
 
 def test_the_notice_quotes_the_table_total_for_a_table_compilation(terminal):
@@ -99,9 +102,9 @@ def test_the_notice_quotes_the_table_total_for_a_table_compilation(terminal):
             "args": (numba.typeof(table),)}
     with event.trigger_event("numba:compile", data=data):
         time.sleep(1.3)
-    typical = _compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "table")]
+    typical = compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "table")]
     assert f"of about {typical} s" in terminal.getvalue()
-    assert typical > _compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "numbers")]
+    assert typical > compiling.TYPICAL_SECONDS[("grow_depth_first_Exact", "numbers")]
 
 
 def test_short_foreign_quiet_or_piped_compilations_print_nothing(terminal, monkeypatch):
@@ -127,10 +130,10 @@ def test_short_foreign_quiet_or_piped_compilations_print_nothing(terminal, monke
 
 def test_the_environment_and_quiet_switch_the_notice_off(monkeypatch):
     monkeypatch.setenv("TREELEARN_COMPILE_NOTICE", "0")
-    assert not _compiling._Notice().enabled
+    assert not compiling._Notice().enabled
     monkeypatch.setenv("TREELEARN_COMPILE_NOTICE", "1")
-    assert _compiling._Notice().enabled
-    with _compiling.silenced():
+    assert compiling._Notice().enabled
+    with compiling.silenced():
         assert not tl.compile_notice()
     assert tl.compile_notice()
 
@@ -217,16 +220,16 @@ def test_compiled_beside_runs_the_target_and_stops_it_with_the_block(monkeypatch
     """On a first run the target runs in a background process, which the end of the block
     stops (here a target that would wait for ever)."""
     started = _record_popen(monkeypatch)
-    monkeypatch.setattr(_compiling, "_caching", lambda: True)
-    monkeypatch.setattr(_compiling, "_first_run", lambda: True)
+    monkeypatch.setattr(compiling, "caching", lambda: True)
+    monkeypatch.setattr(compiling, "first_run", lambda: True)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.delenv("TREELEARN_COMPILE_BESIDE", raising=False)
-    with _compiling.compiled_beside("threading:Event().wait"):
+    with compiling.compiled_beside("threading:Event().wait"):
         assert len(started) == 1
         time.sleep(0.2)
         assert started[0].poll() is None  # still waiting: running beside the block
     assert started[0].poll() is not None
-    with pytest.raises(KeyboardInterrupt), _compiling.compiled_beside("threading:Event().wait"):
+    with pytest.raises(KeyboardInterrupt), compiling.compiled_beside("threading:Event().wait"):
         raise KeyboardInterrupt
     assert len(started) == 2 and started[1].poll() is not None
 
@@ -234,11 +237,11 @@ def test_compiled_beside_runs_the_target_and_stops_it_with_the_block(monkeypatch
 @pytest.mark.parametrize("case", ["warm cache", "one CPU", "no cache", "switched off"])
 def test_compiled_beside_starts_nothing_when_it_cannot_help(monkeypatch, case):
     started = _record_popen(monkeypatch)
-    monkeypatch.setattr(_compiling, "_caching", lambda: case != "no cache")
-    monkeypatch.setattr(_compiling, "_first_run", lambda: case != "warm cache")
+    monkeypatch.setattr(compiling, "caching", lambda: case != "no cache")
+    monkeypatch.setattr(compiling, "first_run", lambda: case != "warm cache")
     monkeypatch.setattr(os, "cpu_count", lambda: 1 if case == "one CPU" else 2)
     monkeypatch.setenv("TREELEARN_COMPILE_BESIDE", "0" if case == "switched off" else "1")
-    with _compiling.compiled_beside("threading:Event().wait"):
+    with compiling.compiled_beside("threading:Event().wait"):
         pass
     assert started == []
 
@@ -247,13 +250,13 @@ def test_compiled_beside_starts_nothing_when_it_cannot_help(monkeypatch, case):
 def test_a_fresh_cache_is_a_first_run_and_this_one_is_not(tmp_path):
     """_first_run reads the exact grower's cache index: empty in a new cache folder; after a
     fit, filled (the fit here uses the cache of the test run, which earlier fits filled)."""
-    code = "from treelearn._compiling import _first_run; print(_first_run())"
+    code = "from treelearn.engine.compiling import first_run; print(first_run())"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     fresh = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True, check=True)
     assert fresh.stdout.strip() == "True"
     tl.DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1])
-    assert _compiling._first_run() is False
+    assert compiling.first_run() is False
 
 
 def _in_cache_index(kernel, sig) -> bool:
@@ -277,8 +280,8 @@ def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypat
     started = _record_popen(monkeypatch)
     # as "grower", a kernel this process has not compiled for these values
     unseen = {"n_levels": np.zeros(1, dtype=np.int16)}
-    with _compiling.beside_also(lambda: [(max_levels, also)]), \
-            _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
+    with compiling.beside_also(lambda: [(max_levels, also)]), \
+            compiling.signatures_beside(max_levels, unseen, lambda: unseen,
                                          lambda values: [(max_levels, sig)]):
         # an earlier run's cache
         assert len(started) == 1 or _in_cache_index(max_levels, sig)
@@ -288,8 +291,8 @@ def test_signatures_beside_compiles_a_missing_signature_into_the_cache(monkeypat
             assert not started or started[0].poll() in (None, 0)
             time.sleep(0.2)
     assert _in_cache_index(max_levels, sig) and _in_cache_index(max_levels, also)
-    assert _compiling._also == []  # the block's jobs are gone with it
-    with _compiling.signatures_beside(max_levels, unseen, lambda: unseen,
+    assert compiling._also == []  # the block's jobs are gone with it
+    with compiling.signatures_beside(max_levels, unseen, lambda: unseen,
                                       lambda values: [(max_levels, sig)]):
         pass
     assert len(started) <= 1  # compiled: nothing started for it again
@@ -309,7 +312,7 @@ def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch, case)
     values = {"n_levels": np.zeros(1, dtype=np.int64 if case == "grower compiled" else np.int8)}
     max_levels(np.zeros(1, dtype=np.int64))
     if case == "another running":
-        monkeypatch.setattr(_compiling, "_running", {"a process"})
+        monkeypatch.setattr(compiling, "_running", {"a process"})
 
     def jobs(values):
         raise AssertionError("computed")
@@ -319,13 +322,13 @@ def test_signatures_beside_starts_nothing_when_it_cannot_help(monkeypatch, case)
             raise AssertionError("built")
         return values
 
-    with _compiling.signatures_beside(max_levels, values, frame, jobs):
+    with compiling.signatures_beside(max_levels, values, frame, jobs):
         pass
     assert started == []
 
 
 def test_processes_compiling_beside_start_none_of_their_own():
-    assert _compiling._child_env()["TREELEARN_COMPILE_BESIDE"] == "0"
+    assert compiling.child_env()["TREELEARN_COMPILE_BESIDE"] == "0"
 
 
 def test_a_signature_names_the_parameter_it_has_no_type_for():
@@ -351,7 +354,7 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
 
     def record(top, args, frame, given):
         jobs.extend(given(frame()))
-        jobs.extend(job for more in _compiling._also for job in more())  # beside_also
+        jobs.extend(job for more in compiling._also for job in more())  # beside_also
         return contextlib.nullcontext()
 
     monkeypatch.setattr(fit, "signatures_beside", record)

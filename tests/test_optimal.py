@@ -547,7 +547,7 @@ def test_the_equivalent_points_bound_counts_what_no_tree_separates():
 
 @pytest.mark.jit_only
 def test_the_warm_up_fits_the_shallowest_search_on_numbers_and_categories(monkeypatch):
-    from treelearn import _compiling
+    from treelearn import _warmup
 
     fits, real = [], OptimalTreeClassifier.fit
 
@@ -556,7 +556,7 @@ def test_the_warm_up_fits_the_shallowest_search_on_numbers_and_categories(monkey
         return real(self, X, y, sample_weight)
 
     monkeypatch.setattr(OptimalTreeClassifier, "fit", fit)
-    lines = _compiling._warm_up(OptimalTreeClassifier(max_depth=6, verbose=True))
+    lines = _warmup._warm_up(OptimalTreeClassifier(max_depth=6, verbose=True))
     kinds = [line.split(": ")[1] for line in lines]
     assert kinds == ["numbers", "many rows", "weights", "categories"]
     assert fits == [(2, False)] * 4

@@ -23,7 +23,6 @@ from typing import Any
 from .engine import linking as _linking  # noqa: F401
 
 # isort: split
-from ._compiling import compile_kernels, compile_notice
 from ._estimators import (
     C45Classifier,
     CARTClassifier,
@@ -35,7 +34,9 @@ from ._estimators import (
 )
 from ._tree import Tree
 from ._version import __version__
+from ._warmup import compile_kernels
 from .engine.binning import Binner
+from .engine.compiling import compile_notice
 from .pruning import Pruner, RuleSet
 
 #: Names imported when first used (PEP 562), by their module: a script that fits one tree

@@ -344,8 +344,8 @@ def tour() -> str:
 
     Its tables come first (ID3 on categories), then numbers: two specialisations of the
     exact grower, which a first run (empty kernel cache) compiles in parallel, the numeric
-    one in a background process (:func:`treelearn._compiling.compiled_beside`)."""
-    from ._compiling import compiled_beside
+    one in a background process (:func:`treelearn.engine.compiling.compiled_beside`)."""
+    from .engine.compiling import compiled_beside
 
     with compiled_beside("treelearn.demos:_numeric_parts"):
         parts = [sunburn(), loan(), ads(), iris(), square(), workflow()]

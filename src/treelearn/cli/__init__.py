@@ -251,7 +251,7 @@ def _notice(args):
 
     if not args.quiet:
         return nullcontext()
-    from .._compiling import silenced
+    from ..engine.compiling import silenced
 
     return silenced()
 

@@ -757,7 +757,7 @@ def compile_kernels(args: argparse.Namespace) -> None:
     import time
 
     import treelearn
-    from treelearn._compiling import cache_location
+    from treelearn.engine.compiling import cache_location
 
     algos = list(ALGORITHMS) if "all" in args.algorithm else list(dict.fromkeys(args.algorithm))
     models = []

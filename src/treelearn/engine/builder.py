@@ -436,12 +436,13 @@ def later_kernels(values: dict) -> list[tuple]:
     """The builder's kernels that depth-first growth types after a layout's node search (the
     split settled, the children pushed, the tables grown), with the signatures it calls them
     with, given its parameters by name (``values``), for a layout's list of kernels to
-    compile beside a fit (:func:`treelearn._compiling.signatures_beside`)."""
+    compile beside a fit (:func:`treelearn.engine.compiling.signatures_beside`)."""
     from .._compiling import signature
+    from .nodes import SCALAR_TYPES
 
     values = values | {"level_map": values["L"].work.best_map}
-    return [(kernel, signature(kernel, values)) for kernel in (settle, push_kids,
-                                                               room_depth_first)]
+    return [(kernel, signature(kernel, values, SCALAR_TYPES))
+            for kernel in (settle, push_kids, room_depth_first)]
 
 
 def fields(values: dict) -> dict:

@@ -125,7 +125,7 @@ specialises a callee on literal integers and booleans, which multiplied compile 
 # at a time in a process, and a grower types its callees in source order, so the kernels it
 # calls after the node search (split, children, table growth; the histogram grower's threaded
 # steps in fits of 80,000 row-features or more) waited for the search's long chain while the
-# second core idled. ``treelearn._compiling.signatures_beside`` compiles them in a background
+# second core idled. ``treelearn.engine.compiling.signatures_beside`` compiles them in a background
 # process from signatures derived from the fit's arguments, and the fit loads them from the
 # cache: first numeric fit 17.8 -> 12.7 s, hist 33.3 -> 29.5 s, hist on 100k rows
 # 53.2 -> 39.1 s. The search chain itself cannot be split so: the fit needs it first.

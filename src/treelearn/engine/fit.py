@@ -31,13 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._compiling import signatures_beside
 from .._interrupt import check as check_interrupt
 from .._tree import Tree
 from . import levels as lvl
 from . import nodes as nd
 from .abserr import scratch as abs_scratch
 from .columns import in_sorted_order, presort
+from .compiling import signatures_beside
 from .config import PARALLEL_MIN_WORK
 from .criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR
 from .grow_exact import Exact, later_kernels
@@ -265,14 +265,14 @@ def _frontier(prm: GrowParams, n: int, gs: np.ndarray, kids: bool) -> dict:
 
 def _frame(args: dict, prm: GrowParams, kids: bool) -> dict:
     """All the parameters of a layout's node loop by name: its arguments, a one-row node
-    table and the frontier (for :func:`treelearn._compiling.signatures_beside`)."""
+    table and the frontier (for :func:`treelearn.engine.compiling.signatures_beside`)."""
     return args | _node_table(prm, 1) | _frontier(prm, 1, np.zeros(nd.N_GSTATE, np.int64), kids)
 
 
 def _assembly_kernels(values: dict) -> list[tuple]:
     """The kernels :func:`assemble` calls after the node loop, with the signatures it calls
     them with, given the loop's parameters by name, for
-    :func:`treelearn._compiling.signatures_beside` (half a second to a second of a first
+    :func:`treelearn.engine.compiling.signatures_beside` (half a second to a second of a first
     fit, on the critical path after the grower's chain)."""
     from .._compiling import signature
     from .._tree import node_depths

@@ -377,17 +377,18 @@ def later_kernels(values: dict) -> list[tuple]:
     """The kernels the builder's depth-first growth of this layout types after its node
     search (the split, the children pushed, the tables and lists grown), with the signatures
     it calls them with, given its parameters by name (``values``), for
-    :func:`treelearn._compiling.signatures_beside`. (Not the numeric search, as the ranked
+    :func:`treelearn.engine.compiling.signatures_beside`. (Not the numeric search, as the ranked
     grower's list has it: this grower reaches it too soon, 3 s into its compilation, and the
     background process then compiled the split too late: first fits 7-13% slower.)"""
     from .._compiling import signature
     from .builder import fields
     from .builder import later_kernels as builder_kernels
+    from .nodes import SCALAR_TYPES
 
     values = fields(values)
     cfg = values["cfg"]
     values |= {"n_codes": cfg.n_search, "levels": cfg.category, "extras": cfg.extras}
     # a table's category search: first its subset scans (lvl.subset_kernels)
     jobs = lvl.subset_kernels(values) if cfg.category is not None else []
-    return jobs + [(split_node, signature(split_node, values))] + builder_kernels(values) + [
-        (_split, signature(_split, values))]
+    return [*jobs, (split_node, signature(split_node, values, SCALAR_TYPES)),
+            *builder_kernels(values), (_split, signature(_split, values, SCALAR_TYPES))]

@@ -830,7 +830,7 @@ def later_kernels(values: dict) -> list[tuple]:
     """The kernels the growers type after the node search, with the signatures they call
     them with, given their arguments, node tables and frontier by parameter name
     (``values``: a ``stack`` for depth-first growth), for
-    :func:`treelearn._compiling.signatures_beside`, in the order a background process should
+    :func:`treelearn.engine.compiling.signatures_beside`, in the order a background process should
     compile them to be ready in time: the feature search's scans (:func:`_search_kernels`;
     typed inside the node search, but seconds after the grower starts); the split; in a fit
     with the threads' buffers (``tcounts``) the threaded steps, which the growers type last

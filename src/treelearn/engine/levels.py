@@ -940,7 +940,7 @@ def subset_kernels(values: dict) -> list[tuple]:
     """The scans of a category's best subset (:func:`_binary_subset`: by ordered shares, all
     subsets, the real score), with the signatures a node search calls them with, given the
     grower's parameters by name (``values``: ``work``, ``crit``), for
-    :func:`treelearn._compiling.signatures_beside`. A first fit on a table reaches them 4-7 s
+    :func:`treelearn.engine.compiling.signatures_beside`. A first fit on a table reaches them 4-7 s
     into its compilation, deep in the category search, time enough for a background
     process to cache them (about 3 s of that compilation)."""
     from .._compiling import signature

@@ -258,7 +258,7 @@ def active() -> bool:
 
 def verdict_env() -> dict[str, str]:
     """The environment a child process inherits so that it takes this process's verdict
-    instead of testing again (the background compilers of :mod:`treelearn._compiling`). It
+    instead of testing again (the background compilers of :mod:`treelearn.engine.compiling`). It
     does not wait: while the self-test runs, the child waits for the verdict this process
     keeps (:func:`_marker`) when it first needs it, as this process does."""
     if STATE is not None or "verdict" in _selftest:
@@ -689,7 +689,7 @@ def _install() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading Numba's cache (for treelearn._compiling: is a kernel cached, where): private names
+# Reading Numba's cache (for treelearn.engine.compiling: is a kernel cached, where): private names
 # too, read only, each with an answer for when they have moved.
 
 def keeps_cache(kernel) -> bool:

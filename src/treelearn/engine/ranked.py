@@ -404,7 +404,7 @@ Ranked = layout("Ranked", ("samples", "tgt", "crit", "fparams", "extras"), proce
 
 
 def later_kernels(values: dict) -> list[tuple]:
-    """The kernels :func:`treelearn._compiling.signatures_beside` compiles beside
+    """The kernels :func:`treelearn.engine.compiling.signatures_beside` compiles beside
     :func:`treelearn.engine.builder.grow_depth_first` of this layout, with the signatures it
     calls them with, given its parameters by name (``values``): the numeric search
     (:func:`_numeric_search`), then the kernels typed after the node search (the constant

@@ -42,7 +42,6 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _members
-from .._compiling import beside_also
 from .._docs import fits, takes_rows
 from .._estimators import (
     _COMMON_CONSTRAINTS,
@@ -66,6 +65,7 @@ from .._validation import (
     check_y_missing,
     validate_params,
 )
+from ..engine.compiling import beside_also
 from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ..engine.nodes import release_tree_arrays
 from ._packed import Members, PackedForest

@@ -428,7 +428,7 @@ def class_impurities(counts, crit, out):
 def later_kernels() -> list[tuple]:
     """The kernels that pack a forest's grown trees (:class:`PackedForest` of binary numeric
     trees, stored) and score their importances, with the signatures they are called with, for
-    :func:`treelearn._compiling.beside_also`: a first forest compiles them after its first
+    :func:`treelearn.engine.compiling.beside_also`: a first forest compiles them after its first
     tree's grower (a second of its first run), while the other core could."""
     from .._compiling import signature
 
