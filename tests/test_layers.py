@@ -99,3 +99,25 @@ def test_the_compiling_helpers_sit_below_the_engine():
     above = {t for t in graph["treelearn.engine.compiling"] if not t.startswith("treelearn.engine")}
     assert above == {"treelearn._compiling"}
 
+
+#: Modules outside the engine allowed more than four engine modules, and why: the Dask level
+#: loop is a growth loop of its own over the engine's level kernels (the engine-rooms issue's
+#: third step, one growth loop for every layout, is to fold it into the builder).
+WIDE = {"treelearn.dask._loop": 6, "treelearn.dask._grow": 5}
+
+
+def test_modules_outside_the_engine_enter_it_through_few_modules():
+    """At most four engine modules per module outside the engine (the estimators: the
+    engine's entry, ``build``, and two for preparing columns), Dask's level loop excepted
+    (:data:`WIDE`); and the estimators grow trees through ``build.grow`` alone."""
+    graph = _imports(_modules())
+    wide = {}
+    for m, targets in graph.items():
+        if m.startswith("treelearn.engine"):
+            continue
+        n = sum(t.startswith("treelearn.engine.") for t in targets)
+        if n > 4:
+            wide[m] = n
+    assert wide == WIDE
+    assert {t for t in graph["treelearn._estimators"] if t.startswith("treelearn.engine.")} \
+        == {"treelearn.engine.build", "treelearn.engine.binning", "treelearn.engine.columns"}

@@ -11,7 +11,6 @@ import copy
 import dataclasses
 import inspect
 import math
-import threading
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -45,33 +44,28 @@ from ._validation import (
     keep_params,
     validate_params,
 )
-from .engine.binning import Binner, table_layout
-from .engine.columns import categorical_mask, encode_table, learn_levels, presort, subset_sorted
-from .engine.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
-from .engine.fit import (
-    GrowParams,
-    Scratch,
-    fit_bytes,
-    grow_binned,
-    grow_exact,
-    grow_hist,
-    grow_presorted,
-    grow_ranked,
-    grow_sparse,
-    memory_alternatives,
-    ranked_applies,
-)
-from .engine.levels import MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5
-from .engine.random import RAND_R_MAX
-from .engine.ranked import rank_columns
-from .engine.search import (
+from .engine import build as engine
+from .engine.binning import Binner
+from .engine.build import (
+    CLASSIFICATION_CRITERIA,
     COST_NONE,
     COST_NUNEZ,
     COST_TAN,
+    MISSING_C45,
+    MISSING_IMPUTE,
+    MISSING_LEARN,
+    MISSING_M5,
+    RAND_R_MAX,
+    REGRESSION_CRITERIA,
     SELECT_CRITERION,
     SELECT_SCREENED,
     SELECT_TEST,
+    GrowParams,
+    Shared,
+    fit_bytes,
+    memory_alternatives,
 )
+from .engine.columns import categorical_mask, encode_table, learn_levels
 from .model_trees import ESTIMATES, FEATURE_SETS, fit_linear_leaves
 from .model_trees import average_missing_branches as m5_branches
 from .pruning._bottom_up import collapse_bottom_up
@@ -214,47 +208,6 @@ def _resolve_selection(est) -> str:
     return sel
 
 
-@dataclass
-class _Shared:
-    """Data prepared once for many trees grown on the rows of one X (a forest, bagging): the
-    presorted lists of all rows (exact splitters) or the bin matrix of all rows and its
-    binner (``"hist"``); each tree takes its rows of positive weight out of them. When the
-    trees' settings suit the ranked splitter, the first tree ranks the presorted columns once
-    for all (:meth:`ranked_columns`) and the presort is let go."""
-
-    sorted_: tuple | None
-    binned: tuple | None
-    binner: Binner | None
-    has_missing: bool
-    parallel: bool  # False: trees are grown side by side, one thread each
-    ranked: tuple | None = None
-    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
-    #: Each thread's node tables and buffers, reused from one tree to its next
-    scratch: Scratch = dataclasses.field(default_factory=Scratch, repr=False)
-
-    @classmethod
-    def prepare(cls, est, X: np.ndarray, w: np.ndarray, seed: int, parallel: bool) -> _Shared:
-        """Prepare the validated, encoded dense ``X`` for trees configured like ``est``."""
-        has_missing = bool(np.isnan(X).any())
-        if est.splitter == "hist":
-            binner = est._fit_binner(X, w, seed)
-            n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_],
-                                dtype=np.int64)
-            binned = table_layout(X, binner, est.is_categorical_, n_levels) + (binner._table,)
-            return cls(None, binned, binner, has_missing, parallel)
-        return cls(presort(X), None, None, has_missing, parallel)
-
-    def ranked_columns(self) -> tuple:
-        """The ranked columns of all rows (:func:`~treelearn.engine.ranked.rank_columns`),
-        made from the presort by the first tree that asks (the trees of an ensemble share
-        their settings, so all of them grow with the ranked splitter)."""
-        with self._lock:
-            if self.ranked is None:
-                self.ranked = rank_columns(*self.sorted_)
-                self.sorted_ = None
-            return self.ranked
-
-
 def _min_impurity_split(est, yreg: np.ndarray, w: np.ndarray) -> float:
     """M5's stopping rule as a variance: a node whose target standard deviation is below
     ``min_sd_fraction`` of the root's is a leaf (0: no such rule)."""
@@ -269,7 +222,7 @@ def _min_impurity_split(est, yreg: np.ndarray, w: np.ndarray) -> float:
 
 def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_classes: int,
           settings: _Settings, costs, binner: Binner | None,
-          shared: _Shared | None = None) -> Tree:
+          shared: Shared | None = None) -> Tree:
     """Grow the tree with the engine: presorted lists (``"best"``/``"random"``), histograms
     (a fitted ``binner``), or the sparse grower for CSR input; from ``shared`` data when
     given."""
@@ -301,8 +254,8 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
             raise ValueError("sparse X with missing values (NaN) is not supported; pass a dense "
                              "array or DataFrame.")
         if prm.criterion_only:
-            return grow_sparse(X, ycls, yreg, w, dataclasses.replace(
-                prm, monotonic=_engine_monotonic(est, False)))
+            return engine.grow(X, est.is_categorical_, None, ycls, yreg, w, dataclasses.replace(
+                prm, monotonic=_engine_monotonic(est, False)), has_missing=False)
         # the sparse layout searches by the criterion alone: feature costs, C4.5's rules and
         # the statistical selection need the dense one (they were ignored here before)
         check_memory(4.0 * X.shape[0] * X.shape[1], "A dense copy of sparse X (feature costs, "
@@ -324,20 +277,9 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
     mono = _engine_monotonic(est, has_missing)
     if mono is not None:
         prm = dataclasses.replace(prm, monotonic=mono)
-    if shared is not None and shared.binned is not None:
-        binned = (shared.binned[0][keep],) + shared.binned[1:]  # partitioned in place: a copy
-        tree = grow_binned(binned, est.is_categorical_, n_levels, ycls, yreg, w, prm,
-                           has_missing, shared.parallel, shared.scratch)
-    elif shared is not None and ranked_applies(prm, est.is_categorical_, has_missing):
-        samples = np.flatnonzero(keep).astype(np.int32)
-        tree = grow_ranked(shared.ranked_columns(), samples, *rows, prm, shared.scratch)
-    elif shared is not None:
-        tree = grow_presorted(subset_sorted(*shared.sorted_, keep), est.is_categorical_,
-                              n_levels, ycls, yreg, w, prm, shared.parallel, shared.scratch)
-    elif binner is not None:
-        tree = grow_hist(X, binner, est.is_categorical_, n_levels, ycls, yreg, w, prm)
-    else:
-        tree = grow_exact(X, est.is_categorical_, n_levels, ycls, yreg, w, prm)
+    tree = engine.grow(X, est.is_categorical_, n_levels, ycls, yreg, w, prm,
+                       has_missing=has_missing, binner=binner, shared=shared,
+                       keep=None if shared is None else keep, rows=rows)
     if plain_c45:
         inner = tree.children_left != TREE_LEAF
         tree.missing_branch[inner] = MISSING_FRACTIONAL
@@ -474,7 +416,7 @@ class BaseDecisionTree(BaseEstimator):
         return self._fit_encoded(X, X_raw, y, sw if sample_weight is not None else None,
                                  target)
 
-    def _fit_encoded(self, X, X_raw, y, sw, target, shared: _Shared | None = None):
+    def _fit_encoded(self, X, X_raw, y, sw, target, shared: Shared | None = None):
         """The fit after validation: ``X`` encoded, ``X_raw``/``y`` as given (for pruning's
         refits), ``sw`` the given weights or None, ``target`` from :meth:`_encode_target`.
         ``shared``: data prepared once for many trees on these rows (a forest's; rows of

@@ -17,7 +17,7 @@ An ensemble's fit, step by step:
 3. per member, :func:`new_member` (a shallow copy of the template with its own
    ``random_state`` and what validation learned) and :func:`fit_member` with the member's
    row weights (a bootstrap's counts, boosting's weights), from data prepared once when the
-   caller has it (``shared``: :class:`treelearn._estimators._Shared`);
+   caller has it (``shared``: :class:`treelearn.engine.build.Shared`);
 4. at prediction, :func:`validate_rows` encodes X as the trees were fitted on it.
 """
 
@@ -137,9 +137,12 @@ def share(template: BaseDecisionTree, X: np.ndarray, w: np.ndarray, seed: int,
     ``template``'s settings (presorted or ranked columns, or bins fitted on the weights ``w``
     with ``seed``), and each thread's scratch: pass it to :func:`fit_member`. ``parallel``:
     each tree's nodes searched on all threads (False when trees grow side by side)."""
-    from ._estimators import _Shared
+    from .engine.build import Shared
 
-    return _Shared.prepare(template, X, w, seed, parallel)
+    binner = template._fit_binner(X, w, seed) if template.splitter == "hist" else None
+    n_levels = np.array([0 if lv is None else len(lv) for lv in template.categories_],
+                        dtype=np.int64)
+    return Shared.prepare(X, binner, template.is_categorical_, n_levels, parallel)
 
 
 def settings(template: BaseDecisionTree, n: int, p: int, w: np.ndarray) -> Any:

@@ -20,10 +20,8 @@ from sklearn.utils import check_random_state
 from .. import _members
 from .._estimators import MAX_INT, DecisionTreeClassifier
 from ..engine.binning import MAX_LEVEL_BINS, Binner, feature_edges, table_layout
+from ..engine.build import MISSING_LEARN, Config, GrowParams, category_search, fit_extras
 from ..engine.counter_random import poisson_counts
-from ..engine.fit import GrowParams, category_search, fit_extras
-from ..engine.levels import MISSING_LEARN
-from ..engine.search import Config
 from ._grow import LevelConfig
 from ._loop import _Book, _wait, grow_trees
 

@@ -65,8 +65,8 @@ from .._validation import (
     check_y_missing,
     validate_params,
 )
+from ..engine.build import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ..engine.compiling import beside_also
-from ..engine.fit import RANKED_FRACTION, fit_bytes, memory_alternatives, ranked_bytes
 from ..engine.nodes import release_tree_arrays
 from ._packed import Members, PackedForest
 from ._packed import later_kernels as packing_kernels
