@@ -1088,7 +1088,7 @@ def test_trees_grown_on_reused_buffers_are_the_trees_grown_alone(seed, splitter,
     weights, and the ranked, presorted and binned layouts (max_features "sqrt" of 9
     features ranks, all of them presorts); with a category column (``cat``) the trees that
     split it into subsets are kept as trees, not in packed records."""
-    from treelearn import _estimators
+    from treelearn.engine.build import Shared
     from treelearn.ensemble._forest import bootstrap_counts
 
     rng = np.random.default_rng(seed)
@@ -1111,7 +1111,7 @@ def test_trees_grown_on_reused_buffers_are_the_trees_grown_alone(seed, splitter,
     params = dict(n_estimators=4, max_features=mf, splitter=splitter, n_jobs=1,
                   random_state=seed, **kw)
     forest = cls(**params).fit(X, y, sw)
-    field = _estimators._Shared.__dataclass_fields__["scratch"]
+    field = Shared.__dataclass_fields__["scratch"]
     reusing = field.default_factory
     try:
         field.default_factory = _FreshScratch
