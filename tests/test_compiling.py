@@ -34,7 +34,7 @@ def _dispatcher(name: str, module: str):
     return types.SimpleNamespace(py_func=fn)
 
 
-def _compile(name: str, module: str = "treelearn.engine.grow_exact"):
+def _compile(name: str, module: str = "treelearn.engine.layouts.presorted"):
     return event.trigger_event("numba:compile", data={"dispatcher": _dispatcher(name, module)})
 
 
@@ -65,7 +65,9 @@ def test_a_long_compilation_shows_one_line_with_seconds_and_the_typical_total(te
 def test_the_typical_totals_name_the_builder_and_a_layout():
     """The notice knows the builder's loops by the name of their copy for a layout: every
     key of TYPICAL_SECONDS is such a loop."""
-    from treelearn.engine import grow_exact, grow_hist, ranked, sparse
+    from treelearn.engine.layouts import bins as grow_hist
+    from treelearn.engine.layouts import presorted as grow_exact
+    from treelearn.engine.layouts import ranked, sparse
 
     loops = {getattr(getattr(c, loop), "__name__", None)
              for c in (grow_exact.Exact, grow_hist.Hist, ranked.Ranked, sparse.Sparse)
@@ -247,6 +249,15 @@ def test_compiled_beside_starts_nothing_when_it_cannot_help(monkeypatch, case):
 
 
 @pytest.mark.jit_only
+def test_the_cache_witness_is_the_exact_grower():
+    """The kernel whose cache stands for all, found by its registered name (the layouts
+    import the compiling module, so it does not import them back)."""
+    from treelearn.engine.layouts.presorted import Exact
+
+    assert compiling.witness() is Exact.grow_depth_first
+
+
+@pytest.mark.jit_only
 def test_a_fresh_cache_is_a_first_run_and_this_one_is_not(tmp_path):
     """_first_run reads the exact grower's cache index: empty in a new cache folder; after a
     fit, filled (the fit here uses the cache of the test run, which earlier fits filled)."""
@@ -348,8 +359,6 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
     ``threaded_kernels``) are the ones its grower compiles: the test run compiles nothing
     beside its fits (conftest.py), and CI runs on an empty cache, so the fits themselves put
     them in the cache index. A wrong one would only waste the other core, so check here."""
-    from treelearn.engine import fit
-
     jobs = []
 
     def record(top, args, frame, given):
@@ -357,7 +366,7 @@ def test_the_kernels_compiled_beside_are_those_the_fit_calls(monkeypatch, kind):
         jobs.extend(job for more in compiling._also for job in more())  # beside_also
         return contextlib.nullcontext()
 
-    monkeypatch.setattr(fit, "signatures_beside", record)
+    monkeypatch.setattr(compiling, "signatures_beside", record)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12_000, 8))
     splitter = "hist" if kind.startswith("hist") else "best"

@@ -231,8 +231,8 @@ def test_fit_returns_to_python_between_chunks(monkeypatch, splitter, max_leaf_no
     kw = dict(splitter=splitter, max_leaf_nodes=max_leaf_nodes, random_state=0)
     whole = tl.DecisionTreeClassifier(**kw).fit(X, y)
     calls = []
-    from treelearn.engine.grow_exact import Exact
-    from treelearn.engine.grow_hist import Hist
+    from treelearn.engine.layouts.bins import Hist
+    from treelearn.engine.layouts.presorted import Exact
 
     for layout in (Exact, Hist):  # the builder's loops, compiled per layout
         for name in ("grow_depth_first", "grow_best_first"):
@@ -543,7 +543,8 @@ def test_a_layout_must_name_every_step():
 
 
 def test_a_node_search_must_name_every_step_and_is_named_for_its_layout():
-    from treelearn.engine import grow_exact, grow_hist
+    from treelearn.engine.layouts import bins as grow_hist
+    from treelearn.engine.layouts import presorted as grow_exact
     from treelearn.engine.search import node_search
 
     with pytest.raises(TypeError, match=r"node search s lacks the steps \['keep'\]"):
@@ -566,7 +567,7 @@ def test_every_layout_grows_the_same_tree_with_the_builder(max_leaf_nodes):
     values at the node: the same rows go left."""
     import scipy.sparse as sp
 
-    from treelearn.engine import fit
+    from treelearn.engine.layouts import ranked as ranked_layout
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 6, (400, 6)).astype(float)
@@ -581,11 +582,11 @@ def test_every_layout_grows_the_same_tree_with_the_builder(max_leaf_nodes):
         np.testing.assert_array_equal(other.n_node_samples, exact.n_node_samples)
     np.testing.assert_allclose(sparse.threshold, exact.threshold)
     if max_leaf_nodes is None:
-        old = fit.RANKED_FRACTION
-        fit.RANKED_FRACTION = 0  # every tree of these settings on the shared ranking
+        old = ranked_layout.RANKED_FRACTION
+        ranked_layout.RANKED_FRACTION = 0  # every tree of these settings on the shared ranking
         try:
             ranked = tl.DecisionTreeClassifier(**kw).fit(X, y).tree_
         finally:
-            fit.RANKED_FRACTION = old
+            ranked_layout.RANKED_FRACTION = old
         np.testing.assert_array_equal(ranked.children_left, exact.children_left)
         np.testing.assert_allclose(ranked.threshold, exact.threshold)

@@ -23,7 +23,6 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.model_selection import GridSearchCV, train_test_split
 
 import treelearn as tl
-from treelearn.engine import grow_hist as _grow_hist
 from treelearn.engine import levels
 from treelearn.engine.binning import feature_edges, sort_floats, table_layout
 from treelearn.engine.criteria import (
@@ -47,6 +46,7 @@ from treelearn.engine.hist import (
     subtract,
     summarize_hist,
 )
+from treelearn.engine.layouts import bins as _grow_hist
 
 # -- binning ---------------------------------------------------------------------------------
 

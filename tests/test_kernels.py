@@ -7,10 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from treelearn.engine import abserr, exact, levels, nodes, random, sparse
+from treelearn.engine import abserr, exact, levels, nodes, random
 from treelearn.engine import criteria as _criteria
 from treelearn.engine.columns import presort
 from treelearn.engine.criteria import node_impurity, split_proxy
+from treelearn.engine.layouts import sparse
 
 CLASS_CRITS = [naive.GINI, naive.ENTROPY, naive.MISCLASSIFICATION, naive.GAIN_RATIO, naive.CHI2]
 
@@ -274,3 +275,4 @@ def test_presort_is_a_stable_argsort(X):
         order = np.argsort(X[:, f] + np.float32(0.0), kind="stable")  # -0.0 ties with 0.0
         np.testing.assert_array_equal(sidx[f], order)
         np.testing.assert_array_equal(sval[f], X[order, f])
+

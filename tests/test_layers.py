@@ -26,12 +26,19 @@ def _modules() -> dict[str, pathlib.Path]:
 
 
 def _imports(mods: dict[str, pathlib.Path]) -> dict[str, set[str]]:
-    """Each module's treelearn imports, at the top or inside functions; ``from . import x``
-    counts as importing module ``x`` when it is one, else its package."""
+    """Each module's treelearn imports, at the top or inside functions (not those under
+    ``if TYPE_CHECKING``); ``from . import x`` counts as importing module ``x`` when it is
+    one, else its package."""
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, path in mods.items():
         package = m if path.name == "__init__.py" else m.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and getattr(block.test, "id", None) == "TYPE_CHECKING"
+                       for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:  # for annotations only, never run
+                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")[:len(package.split(".")) - node.level + 1]
@@ -86,8 +93,8 @@ def test_the_circle_search_finds_circles():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
     graph = _imports(_modules())
-    assert "treelearn._compiling" in graph["treelearn.engine.grow_exact"]
-    graph["treelearn._compiling"].add("treelearn.engine.grow_exact")  # the old circle
+    assert "treelearn._compiling" in graph["treelearn.engine.layouts.presorted"]
+    graph["treelearn._compiling"].add("treelearn.engine.layouts.presorted")  # the old circle
     assert _cycle(graph) is not None
 
 
@@ -101,15 +108,16 @@ def test_the_compiling_helpers_sit_below_the_engine():
 
 
 #: Modules outside the engine allowed more than four engine modules, and why: the Dask level
-#: loop is a growth loop of its own over the engine's level kernels (the engine-rooms issue's
-#: third step, one growth loop for every layout, is to fold it into the builder).
-WIDE = {"treelearn.dask._loop": 6, "treelearn.dask._grow": 5}
+#: loop reads the histogram layout's size and depth rule (one depth rule for every layout,
+#: the engine-rooms issue's third step, is to move it where every layout finds it).
+WIDE = {"treelearn.dask._loop": 5}
 
 
 def test_modules_outside_the_engine_enter_it_through_few_modules():
     """At most four engine modules per module outside the engine (the estimators: the
     engine's entry, ``build``, and two for preparing columns), Dask's level loop excepted
-    (:data:`WIDE`); and the estimators grow trees through ``build.grow`` alone."""
+    (:data:`WIDE`); and the estimators grow
+    trees through ``build.grow`` alone."""
     graph = _imports(_modules())
     wide = {}
     for m, targets in graph.items():
@@ -121,3 +129,15 @@ def test_modules_outside_the_engine_enter_it_through_few_modules():
     assert wide == WIDE
     assert {t for t in graph["treelearn._estimators"] if t.startswith("treelearn.engine.")} \
         == {"treelearn.engine.build", "treelearn.engine.binning", "treelearn.engine.columns"}
+
+
+def test_the_engine_reaches_above_itself_once():
+    """Below the engine: Ctrl-C, memory checks and a call's signature. Above it, one import:
+    the driver's assembly of the flat Tree (``engine.fit``; the layouts and the entry name
+    Tree in annotations only)."""
+    graph = _imports(_modules())
+    out = {(m, t) for m, targets in graph.items() if m.startswith("treelearn.engine")
+           for t in targets if not t.startswith("treelearn.engine")}
+    below = {"treelearn._interrupt", "treelearn._memory", "treelearn._compiling"}
+    assert {t for _, t in out} - below == {"treelearn._tree"}
+    assert {m for m, t in out if t == "treelearn._tree"} == {"treelearn.engine.fit"}

@@ -15,7 +15,7 @@ from treelearn.dask._estimators import level_config
 from treelearn.dask._grow import _empty_bufs
 from treelearn.engine.binning import table_layout
 from treelearn.engine.counter_random import node_seeds
-from treelearn.engine.fit import _work
+from treelearn.engine.fit import search_work
 from treelearn.engine.hist import RowBuffers
 from treelearn.engine.levelwise import (
     L_FOUND,
@@ -107,7 +107,7 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
     n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     p = len(lay.nbins)
     n = B.shape[0]
-    work = _work(0, p, n_stats, width, 1, False, hist=True)
+    work = search_work(0, p, n_stats, width, 1, False, hist=True)
     work.perm[:] = perm0
     work.rng[0] = seed
     res, values = np.zeros(N_L), np.zeros(n_values)

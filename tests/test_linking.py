@@ -101,7 +101,8 @@ def _copy_of(filled: tuple[Path, dict], tmp_path: Path) -> tuple[Path, dict]:
 
 @jit_only
 def test_the_decorators_register_every_kernel_by_module_and_name():
-    from treelearn.engine import exact, grow_exact
+    from treelearn.engine import exact
+    from treelearn.engine.layouts import presorted as grow_exact
 
     assert linking.active() and linking.STATE == "on" and linking.INSTALLED
     assert linking.MODE == "shared" and not linking.CALLED  # the default
@@ -147,7 +148,7 @@ def test_a_cached_caller_of_a_callee_compiled_again_calls_the_new_compilation(tm
     again = _fit(cache, link)
     assert again["digest"] == first["digest"]
     assert "search_numeric" in again["compiled"]
-    from treelearn.engine import grow_exact  # noqa: F401  (its kernels registered here)
+    from treelearn.engine.layouts import presorted  # noqa: F401  (its kernels registered here)
 
     ours = {name for _, name in linking.KERNELS}
     assert "search_node" in ours
@@ -345,7 +346,7 @@ def test_an_inlined_kernel_leaves_no_call_in_its_callers():
 
     if tuple(int(v) for v in llvmlite.__version__.split(".")[:2]) >= (0, 50):  # Numba 0.68's
         assert linking.can_mark_inlined()
-    from treelearn.engine import ranked
+    from treelearn.engine.layouts import ranked
 
     # the ranked layout's per-node steps are marked (engine.builder's rule for node steps)
     assert {f"{len(n)}{n}" for n in ("process_ranked", "search_ranked", "_gather",
@@ -358,8 +359,8 @@ def test_an_inlined_kernel_leaves_no_call_in_its_callers():
 def test_the_drivers_are_found_by_their_compiled_names():
     """The mangled-name prefix driver() derives is the one Numba gives the kernel (else the
     low level would silently never apply)."""
-    from treelearn.engine.grow_exact import Exact
-    from treelearn.engine.grow_hist import Hist
+    from treelearn.engine.layouts.bins import Hist
+    from treelearn.engine.layouts.presorted import Exact
     from treelearn.engine.linking import DRIVERS as _DRIVERS
 
     X = np.random.default_rng(0).normal(size=(300, 4))

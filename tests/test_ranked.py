@@ -1,5 +1,5 @@
-"""The ranked splitter (treelearn.engine.ranked): its kernels against plain twins, and its trees
-against the presorted engine's, node for node, and scikit-learn's."""
+"""The ranked splitter (treelearn.engine.layouts.ranked): its kernels against plain twins,
+and its trees against the presorted engine's, node for node, and scikit-learn's."""
 
 import numpy as np
 import pandas as pd
@@ -10,8 +10,9 @@ from hypothesis.extra.numpy import arrays
 
 import treelearn as tl
 from treelearn.engine import fit
-from treelearn.engine import ranked as R
 from treelearn.engine.columns import presort
+from treelearn.engine.layouts import presorted
+from treelearn.engine.layouts import ranked as R
 
 # -- kernels -----------------------------------------------------------------------------------
 
@@ -107,7 +108,7 @@ TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "n_nod
 
 def _presorted(monkeypatch):
     """Grow with the presorted lists whatever the settings."""
-    monkeypatch.setattr(fit, "RANKED_FRACTION", 10**9)
+    monkeypatch.setattr(R, "RANKED_FRACTION", 10**9)
 
 
 def _assert_same_tree(a, b):
@@ -148,7 +149,7 @@ def test_ranked_trees_are_the_presorted_engines(monkeypatch, crit, holes):
                   min_samples_leaf=1 + trial % 3, max_depth=None if trial else 6,
                   min_weight_fraction_leaf=0.01 * (trial == 1),
                   min_impurity_decrease=1e-3 * (trial == 2))
-        assert fit.ranked_applies(fit.GrowParams(
+        assert R.ranked_applies(fit.GrowParams(
             crit=0, n_stats=2, n_values=2, n_classes=2, max_depth=1, min_samples_split=2,
             min_samples_leaf=1, min_weight_leaf=0.0, max_features=kw["max_features"],
             max_leaf_nodes=0, min_impurity_decrease=0.0, seed=0), np.zeros(9, bool), holes)
@@ -182,8 +183,8 @@ def test_the_ranked_splitter_is_chosen_where_it_applies(monkeypatch):
     """Nodes drawing a third of the features or fewer, depth first, numeric: ranked; the
     rest (all features, best-first, categories, C4.5's fractional cases): presorted."""
     used = []
-    inner = fit.grow_ranked
-    monkeypatch.setattr(fit, "grow_ranked", lambda *a: used.append(1) or inner(*a))
+    inner = presorted.grow_ranked
+    monkeypatch.setattr(presorted, "grow_ranked", lambda *a: used.append(1) or inner(*a))
     rng = np.random.default_rng(0)
     X = _table(rng, 200, 9, False)
     y = rng.integers(0, 2, 200)

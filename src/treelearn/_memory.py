@@ -2,7 +2,7 @@
 
 A fit that asks for more memory than the machine has is otherwise killed by the operating
 system (no message, no traceback) or drives it into swap for minutes. The growers estimate
-their big buffers first (:func:`treelearn.engine.fit.grow_exact` and friends) and
+their big buffers first (:func:`treelearn.engine.build.grow` and the layouts) and
 :func:`check` raises a ``MemoryError`` that names the size, the memory available, and what
 to change, when the estimate does not fit.
 

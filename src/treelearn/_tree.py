@@ -85,9 +85,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._interrupt import check as check_interrupt
+from .engine.columns import sparse_value
 from .engine.config import X_DTYPE, njit, pjit, prange, tiny
 from .engine.linear import linear_values
-from .engine.sparse import sparse_value
 
 #: Predictions for at least this many rows are spread over the threads.
 PARALLEL_MIN_ROWS = 100_000

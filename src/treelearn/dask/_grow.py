@@ -26,10 +26,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..engine.criteria import node_impurity
-from ..engine.fit import _work
+from ..engine.build import KIND_NUMERIC, node_impurity, search_work
 from ..engine.hist import RowBuffers
-from ..engine.levels import KIND_NUMERIC
 from ..engine.levelwise import (
     L_FEATURE,
     L_FOUND,
@@ -195,7 +193,7 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
                 full[at[j]] -= built[sb]
     del built
     p = len(lay.nbins)
-    work = _work(0, p, n_stats, width, 1, False, hist=True)
+    work = search_work(0, p, n_stats, width, 1, False, hist=True)
     bufs = _empty_bufs(classification, weighted)
     if rows is not None:
         (Bs, Cs, Rs, Ws), lo, hi = rows

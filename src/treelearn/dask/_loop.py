@@ -13,10 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tree import Tree
+from ..engine.build import KIND_NUMERIC, assemble
 from ..engine.counter_random import node_seeds
-from ..engine.fit import assemble
-from ..engine.grow_hist import _may_split
-from ..engine.levels import KIND_NUMERIC
+from ..engine.layouts.bins import _may_split
 from ..engine.levelwise import (
     L_COUNT,
     L_FEATURE,

@@ -32,7 +32,7 @@ import numpy as np
 from .._interrupt import check as check_interrupt
 from .._interrupt import map_threads
 from .config import X_DTYPE, njit, pjit, prange, tiny
-from .ranked import radix_pass
+from .layouts.ranked import radix_pass
 
 #: Width of the padded edge table: 255 real edges at most, then +inf, so the branch-free search
 #: below takes exactly eight steps.

@@ -1,12 +1,12 @@
 """The node loop, once: depth-first and best-first growth for every data layout.
 
-A data layout (presorted lists :mod:`.grow_exact`, bins :mod:`.grow_hist`, the shared
-ranking :mod:`.ranked`, sparse rows :mod:`.sparse`) is a named tuple of everything its node
-steps read, made by :func:`layout` from those steps. The loops here are written once,
-against the steps only; :func:`layout` compiles a copy of them per layout whose globals are
-the layout's steps, as a C++ template is instantiated per type, so the compiled loop calls
-its layout's steps directly and the compiled chain is as deep as when each layout had loops
-of its own. What a layout supplies (:data:`STEPS`), and nothing else:
+A data layout (:mod:`.layouts`: presorted lists, bins, the shared ranking, sparse rows) is a
+named tuple of everything its node steps read, made by :func:`layout` from those steps. The
+loops here are written once, against the steps only; :func:`layout` compiles a copy of
+them per layout whose globals are the layout's steps, as a C++ template is instantiated per
+type, so the compiled loop calls its layout's steps directly and the compiled chain is as
+deep as when each layout had loops of its own. What a layout supplies (:data:`STEPS`), and
+nothing else:
 
 * ``process``: open a node, search it, split it, on one thread and allocating nothing
   (the depth-first runner is compiled without reference counting); the children's row
@@ -24,7 +24,7 @@ The shared part: the frontier (stack or heap), the node table and level-map stor
 growth, the stopping rule of ``max_leaf_nodes``, the level maps of categorical splits, the
 chunk of work per call (``iparams[P_CHUNK]``, charged ``L.charge`` per row of a node), and the
 protocol between the runner and its driver (``RUN_*`` of :mod:`.nodes`). The chunked driver in
-Python (Ctrl-C between chunks) is :func:`treelearn.engine.fit._grow`.
+Python (Ctrl-C between chunks) is :func:`treelearn.engine.fit.drive`.
 
 Why copies, not function arguments or overloads (measured 2026-11-28, empty cache): Numba's
 cache keeps no kernel that takes a function, and a loop over a tuple of alternatives would

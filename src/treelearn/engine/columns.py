@@ -314,3 +314,20 @@ def encode_table(X, mask: np.ndarray, levels: list, names=None) -> np.ndarray:
         else:
             out[:, j] = _numeric(col, name)
     return out
+
+
+@njit
+def sparse_value(indptr, indices, data, s, f):
+    """``X[s, f]`` of a CSR matrix with sorted column indices (binary search)."""
+    a = indptr[s]
+    b = indptr[s + 1]
+    while a < b:
+        mid = (a + b) // 2
+        c = indices[mid]
+        if c == f:
+            return data[mid]
+        if c < f:
+            a = mid + 1
+        else:
+            b = mid
+    return np.float32(0.0)

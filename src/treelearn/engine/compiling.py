@@ -252,12 +252,16 @@ def _install() -> None:
 _install()
 
 
-def witness() -> Any:
-    """The exact grower (the builder's depth-first loop for the presorted lists), whose
-    cache stands for all of treelearn's kernels."""
-    from .grow_exact import Exact
+#: The registered name (:data:`treelearn.engine.linking.KERNELS`) of the exact grower, the
+#: builder's depth-first loop for the presorted lists, whose cache stands for all kernels.
+#: Looked up by name rather than imported: the layouts import this module.
+WITNESS = ("treelearn.engine.builder", "grow_depth_first_Exact")
 
-    return Exact.grow_depth_first
+
+def witness() -> Any:
+    """The exact grower (:data:`WITNESS`), or None where the kernels are plain Python
+    (``NUMBA_DISABLE_JIT``: nothing registered, nothing cached)."""
+    return linking.KERNELS.get(WITNESS)
 
 
 def caching() -> bool:

@@ -83,7 +83,7 @@ decorator says), so everything a ``noref`` kernel calls must allocate nothing; N
 one compiled version per argument types whatever the caller's flags (and one cache entry per
 Python function), so a kernel that returns arrays (or tuples holding arrays) is either
 called only from ``noref`` kernels or only from counting ones, or is inlined (``tiny``,
-:func:`treelearn.engine.grow_hist._side`); and one Python function is never compiled with
+:func:`treelearn.engine.layouts.bins._side`); and one Python function is never compiled with
 both decorators. ``TREELEARN_DEBUG_NRT=1`` compiles every kernel with reference counting
 (to tell a counting bug from another)."""
 tiny = _kernel(cache=True, nogil=True, _nrt=False, inline="always")

@@ -1,6 +1,6 @@
 """Level-wise growth from histograms: the kernels of a data-parallel fit (:mod:`treelearn.dask`).
 
-The local histogram grower (:mod:`treelearn.engine.grow_hist`) owns all rows; a data-parallel
+The local histogram grower (:mod:`treelearn.engine.layouts.bins`) owns all rows; a data-parallel
 fit owns them in partitions and grows a tree one level at a time, with three kinds of work:
 
 1. per partition, :func:`partition_histograms`: the histograms of some of the level's nodes
@@ -8,7 +8,7 @@ fit owns them in partitions and grows a tree one level at a time, with three kin
    node, as the local grower does);
 2. once per level, on the summed histograms, :func:`split_node` per node: its values,
    the stopping rules and the best split, with the local grower's own search
-   (:func:`treelearn.engine.grow_hist.search_node_hist`, so the same histogram gives the same
+   (:func:`treelearn.engine.layouts.bins.search_node_hist`, so the same histogram gives the same
    split), and the children's statistics from the split feature's histogram; for a small
    node, :func:`split_node_rows` from the node's rows, which the partitions sent instead of
    histograms (each drawn feature's histogram built from them as the local grower does);
@@ -31,7 +31,6 @@ from . import levels as lvl
 from . import nodes as nd
 from .config import EPSILON, njit
 from .criteria import node_impurity, two_way_decrease
-from .grow_hist import search_node_hist
 from .hist import (
     branch_of_bin,
     clear_bins,
@@ -41,6 +40,7 @@ from .hist import (
     mask_order,
     move_rows,
 )
+from .layouts.bins import search_node_hist
 from .nodes import splittable
 
 # Slots of a node's result row.

@@ -2,7 +2,7 @@
 winner by the criterion, by feature costs, by C4.5's rules or by the smallest p-value.
 
 Every dense layout searches a node this way; what differs is how one feature is searched
-(presorted lists :mod:`.grow_exact`, histograms :mod:`.grow_hist`) and what the layout's
+(presorted lists :mod:`.layouts.presorted`, histograms :mod:`.layouts.bins`) and what the layout's
 search reads (``X``: the presorted lists ``(V, I, C, R, W)``, or the row buffers, the node's
 histogram and the bin layout). :func:`node_search` compiles a copy of :func:`search_node`
 per layout whose globals hold the layout's steps, as :func:`treelearn.engine.builder.layout`
@@ -53,7 +53,7 @@ C45_EPSILON = 1e-3
 F_FEAT, F_SCORE, F_GAIN, F_INFO, F_LOGP, F_OK, F_THR = range(7)
 N_FRES = 7
 
-#: The search's scratch (:func:`treelearn.engine.fit._work` makes one per fit):
+#: The search's scratch (:func:`treelearn.engine.fit.search_work` makes one per fit):
 #:
 #: * ``st``, ``ws``, ``iw``: the level scans' workspace (:func:`treelearn.engine.levels.workspace`);
 #: * ``nstats``: the node's statistics; ``fmap``/``out``: a feature's level map and best split

@@ -325,8 +325,8 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
     @staticmethod
     def _ranked_likely(template, X, p: int) -> bool:
         """Whether the trees will grow with the ranked splitter
-        (:func:`treelearn.engine.fit.ranked_applies`), as far as the settings and the kind of
-        X tell before X is validated (a DataFrame may hold categories: no)."""
+        (:func:`treelearn.engine.layouts.ranked.ranked_applies`), as far as the settings and
+        the kind of X tell before X is validated (a DataFrame may hold categories: no)."""
         try:
             mf = resolve_max_features(template.max_features, p)
         except ValueError:

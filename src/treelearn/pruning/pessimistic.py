@@ -35,9 +35,9 @@ from scipy.special import betaincinv
 from .._interrupt import check as check_interrupt
 from .._tree import Tree
 from .._tree import _branch_of as branch_of_value
+from ..engine.columns import sparse_value
 from ..engine.config import njit, noref, tiny
 from ..engine.criteria import node_impurity
-from ..engine.sparse import sparse_value
 from ._bottom_up import check_classification, collapse_bottom_up
 
 #: Quinlan's slack: a leaf replaces a subtree if its estimate is at most this much higher.

@@ -32,18 +32,24 @@ buffers).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-from . import criteria as crt
-from . import levels as lvl
-from . import nodes as nd
-from .abserr import abs_rows, search_rows_abs
-from .builder import NEED_ARENA, layout
-from .config import EPSILON, PARALLEL_MIN_WORK, driver, if_present, njit, noref, tiny
-from .criteria import node_impurity, two_way_decrease
-from .hist import (
+from .. import compiling, fit
+from .. import criteria as crt
+from .. import levels as lvl
+from .. import nodes as nd
+from ..abserr import abs_rows, search_rows_abs
+from ..binning import table_layout
+from ..builder import NEED_ARENA, layout
+from ..config import EPSILON, PARALLEL_MIN_WORK, driver, if_present, njit, noref, tiny
+from ..criteria import ABSOLUTE_ERROR, SDR, SQUARED_ERROR, node_impurity, two_way_decrease
+from ..fit import GrowParams
+from ..hist import (
     RowBuffers,
     clear_bins,
     clear_rows,
@@ -62,8 +68,8 @@ from .hist import (
     subtract,
     summarize_hist,
 )
-from .levels import keep_best, search_summary, search_summary_numeric
-from .nodes import (
+from ..levels import keep_best, search_summary, search_summary_numeric
+from ..nodes import (
     open_bounds,
     pend_node,
     pop_node,
@@ -72,9 +78,13 @@ from .nodes import (
     store_split,
     store_values,
 )
-from .search import node_search
-from .selection import rows_log_pvalue
-from .target_route import route_rows
+from ..scratch import Scratch
+from ..search import Config, node_search
+from ..selection import rows_log_pvalue
+from ..target_route import route_rows
+
+if TYPE_CHECKING:  # the engine builds trees; Tree itself sits above it
+    from ..._tree import Tree
 
 #: Memory the histogram pool may take (pages are touched only as slots are used).
 HIST_POOL_BYTES = 64 * 2**20
@@ -836,9 +846,9 @@ def later_kernels(values: dict) -> list[tuple]:
     with the threads' buffers (``tcounts``) the threaded steps, which the growers type last
     (17 s of a large fit's 63 s on an empty cache); the children's histograms, the tables
     grown and a fractional split's retry."""
-    from .._compiling import signature
-    from .builder import fields
-    from .builder import later_kernels as builder_kernels
+    from ..._compiling import signature
+    from ..builder import fields
+    from ..builder import later_kernels as builder_kernels
 
     values = fields(values)
     values |= {"extras": values["cfg"].extras, "bufs": values["data"]}
@@ -859,5 +869,94 @@ def later_kernels(values: dict) -> list[tuple]:
                                            for kernel in (_resume_node, _split_again)]
     return jobs
 
+# -- growing a tree in this layout, from Python (the driver: treelearn.engine.fit) ----------
 
-__all__ = ["HIST_POOL_BYTES", "Hist"]
+def grow_hist(X: np.ndarray, binner, is_cat: np.ndarray, n_levels: np.ndarray,
+              ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree with the histogram splitter on a dense float32 table (categorical columns
+    as level codes, NaN for missing values) with a fitted ``binner`` for its numeric
+    columns; rows of zero weight must be removed."""
+    binned = table_layout(X, binner, is_cat, n_levels) + (binner._table,)
+    return grow_binned(binned, is_cat, n_levels, ycls, yreg, w, prm,
+                       has_missing=bool(np.isnan(X).any()))
+
+
+def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
+                yreg: np.ndarray, w: np.ndarray, prm: GrowParams, has_missing: bool,
+                parallel: bool = True, scratch: Scratch | None = None) -> Tree:
+    """:func:`grow_hist` from the binned rows: ``binned = (bins, layout, luts, lutoff,
+    edges)``, :func:`~treelearn.engine.binning.table_layout` of the rows plus the binner's
+    edge table (a forest bins once and grows each tree on its rows of the bin matrix;
+    ``bins`` is partitioned in place). ``has_missing``: whether the rows hold a NaN;
+    ``parallel=False`` keeps each node on one thread (trees grown side by side); ``scratch``:
+    an ensemble's per-thread node tables."""
+    bins, lay, luts, lutoff, edges = binned
+    n = bins.shape[0]
+    p = is_cat.shape[0]
+    crit = prm.crit
+    S = prm.n_stats
+    absolute = crit == ABSOLUTE_ERROR
+    is_reg = crit >= SQUARED_ERROR
+    hoff, nbins, fcol, fwide = lay
+    fractional = prm.missing == lvl.MISSING_C45 and has_missing
+    weighted = fractional or absolute or not bool(np.all(w == 1.0))
+    C0 = None if is_reg else np.ascontiguousarray(ycls, dtype=np.int32).copy()
+    R0 = np.ascontiguousarray(yreg, dtype=np.float64).copy() if is_reg else None
+    W0 = np.ascontiguousarray(w, dtype=np.float64).copy() if weighted else None
+    B1 = np.empty_like(bins)
+    bufs = RowBuffers(bins, B1, C0, None if C0 is None else np.empty_like(C0), R0,
+                      None if R0 is None else np.empty_like(R0), W0,
+                      None if W0 is None else np.empty_like(W0), bins.view(np.uint64),
+                      B1.view(np.uint64))
+    # sums of squares: for SDR's standard deviations, and for the scores that need a node's
+    # variance (costs, tests, C4.5's choices)
+    need_sq = is_reg and (prm.crit == SDR or prm.cost_mode != 0 or prm.selection != 0
+                          or prm.average_gain or prm.threshold_penalty)
+    H = (2 + int(need_sq) if is_reg else S) + int(weighted)
+    btot = int(hoff[-1])
+    slot_bytes = btot * H * 8
+    if prm.max_leaf_nodes > 0:
+        wanted = prm.max_leaf_nodes + 2
+    else:
+        wanted = min(prm.max_depth, 10**6) + 3
+    n_slots = max(4, min(wanted, HIST_POOL_BYTES // max(slot_bytes, 1)))
+    if absolute:
+        n_slots = 1
+    pool = np.empty((n_slots + 1, btot, H))
+    pool[n_slots] = 0.0  # the clean slot of small nodes
+    free = np.arange(n_slots)[::-1].copy()
+    nfree = np.array([n_slots], dtype=np.int64)
+    T = numba.config.NUMBA_NUM_THREADS
+    large = parallel and T >= 2 and n * p >= 4 * PARALLEL_MIN_WORK
+    kmax = int(max(int(nbins.max()) if p else 1, 2)) + 2
+    priv = np.empty((T, btot, H)) if large and not absolute else None
+    tcounts = np.empty((T, kmax + 1), dtype=np.int64) if large else None
+    n_search = nbins.astype(np.int64)
+    levels = np.where(is_cat, np.maximum(n_levels, 1), 1).astype(np.int64)
+    cfg = Config(is_cat=is_cat.astype(np.bool_), n_search=n_search,
+                 category=fit.category_search(is_cat), extras=fit.fit_extras(prm))
+    costs = prm.costs if prm.costs is not None else np.ones(p)
+    width = kmax
+    work = fit.search_work(n, p, S, width, prm.seed, absolute, hist=True, mono=prm.monotonic)
+    buffers = (np.zeros(n, dtype=np.int64), np.zeros(kmax + 1, dtype=np.int64),
+               np.zeros(kmax + 1, dtype=np.int64), np.zeros(2 * kmax), np.zeros(kmax,
+                                                                            dtype=np.int64))
+    kid_lo = np.zeros(kmax, dtype=np.int64)
+    kid_hi = np.zeros(kmax, dtype=np.int64)
+    kid_slot = np.zeros(kmax, dtype=np.int64)
+    need = np.zeros(kmax, dtype=np.bool_)
+    ip, fp = prm.arrays(float(w.sum()))
+    L = Hist(iparams=ip, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=kid_slot, work=work,
+             n_levels=levels, luts=luts, lutoff=lutoff, charge=np.int64(p), lay=lay,
+             edges=edges, cfg=cfg, costs=costs, pool=pool, free=free, nfree=nfree, priv=priv,
+             tcounts=tcounts, crit=np.int64(crit), fparams=fp, buffers=buffers, need=need,
+             absolute=np.zeros(0) if absolute else None, classification=not is_reg,
+             weighted=weighted, sq=need_sq)
+    args = {"L": L, "data": bufs}
+    top = Hist.grow_best_first if prm.max_leaf_nodes > 0 else Hist.grow_depth_first
+    with compiling.signatures_beside(top, args, lambda: fit.loop_frame(args, prm, True),
+                           lambda v: later_kernels(v) + fit.assembly_kernels(v)):
+        return fit.drive(args, prm, n, p, scratch)
+
+
+__all__ = ["HIST_POOL_BYTES", "Hist", "grow_binned", "grow_hist"]

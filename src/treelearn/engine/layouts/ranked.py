@@ -47,19 +47,33 @@ selection.
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import levels as lvl
-from . import nodes as nd
-from .builder import layout, never_hands_over, no_slots, nothing_to_resume, two_kids
-from .config import EPSILON, FEATURE_THRESHOLD, inlined, njit, noref, tiny
-from .exact import search_numeric
-from .levels import keep_best
-from .nodes import open_bounds, split_bounds, splittable
-from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
-from .samples import open_samples, record_split, refused, two_way_improvement
-from .scratch import flat_array, give_back_flat
+from .. import compiling, fit
+from .. import levels as lvl
+from .. import nodes as nd
+from ..builder import layout, never_hands_over, no_slots, nothing_to_resume, two_kids
+from ..config import EPSILON, FEATURE_THRESHOLD, inlined, njit, noref, tiny
+from ..criteria import ABSOLUTE_ERROR, SQUARED_ERROR
+from ..exact import search_numeric
+from ..fit import GrowParams
+from ..levels import keep_best
+from ..nodes import open_bounds, split_bounds, splittable
+from ..random import draw_finish, draw_next, draw_result, draw_start, random_threshold
+from ..scratch import Scratch, flat_array, give_back_flat
+from .samples import (
+    open_samples,
+    record_split,
+    refused,
+    sample_targets,
+    two_way,
+    two_way_improvement,
+)
+
+if TYPE_CHECKING:  # the engine builds trees; Tree itself sits above it
+    from ..._tree import Tree
 
 #: Nodes of at most this many rows are sorted by insertion (a radix pass costs its buckets).
 INSERTION_MAX = 32
@@ -410,10 +424,10 @@ def later_kernels(values: dict) -> list[tuple]:
     (:func:`_numeric_search`), then the kernels typed after the node search (the constant
     features kept, the split recorded, the children pushed, the tables grown; the ``tiny``
     ones are typed inside their callers)."""
-    from .._compiling import signature
-    from .builder import fields
-    from .builder import later_kernels as builder_kernels
-    from .nodes import SCALAR_TYPES
+    from ..._compiling import signature
+    from ..builder import fields
+    from ..builder import later_kernels as builder_kernels
+    from ..nodes import SCALAR_TYPES
 
     values = fields(values)
     work = values["work"]
@@ -432,7 +446,7 @@ def _numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
     """:func:`search_numeric` with the signature the node search calls it with, given the
     grower's parameters by name (``values``, with ``extras``), the sorted values ``V`` and
     ``CRW = (C, R, W)`` as the search passes them."""
-    from .._compiling import signature
+    from ..._compiling import signature
 
     work = values["work"]
     given = values | dict(zip(("C", "R", "W"), CRW, strict=True)) | {
@@ -442,3 +456,50 @@ def _numeric_search(values: dict, V: np.ndarray, CRW: tuple) -> tuple:
                                               "int64") | \
         dict.fromkeys(("pimp", "min_wleaf", "rand_thr"), "float64")
     return search_numeric, signature(search_numeric, given, scalars)
+
+# -- growing a tree in this layout, from Python (the driver: treelearn.engine.fit) ----------
+
+#: The ranked splitter grows a tree whose nodes draw at most one in this many features.
+RANKED_FRACTION = 3
+
+
+def ranked_applies(prm: GrowParams, is_cat: np.ndarray, has_missing: bool) -> bool:
+    """Whether the ranked splitter (:mod:`treelearn.engine.layouts.ranked`) grows trees of these
+    settings: depth-first growth, numeric features, a criterion scanned from sums, no C4.5
+    fractional cases, costs, C4.5 rules or statistical selection, and nodes that draw at most
+    one in :data:`RANKED_FRACTION` features (otherwise the presorted lists, which keep every
+    feature sorted, do less work)."""
+    p = is_cat.shape[0]
+    return (p > 0 and prm.max_leaf_nodes == 0 and not bool(is_cat.any())
+            and prm.crit != ABSOLUTE_ERROR
+            and not (prm.missing in (lvl.MISSING_C45, lvl.MISSING_M5) and has_missing)
+            and prm.criterion_only and RANKED_FRACTION * prm.max_features <= p)
+
+
+def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.ndarray,
+                w: np.ndarray, prm: GrowParams, scratch: Scratch | None = None) -> Tree:
+    """Grow a tree with the ranked splitter on the rows ``samples`` (increasing row ids of
+    positive weight) of ``ranked = (ranks, values, offsets, nan_rank)``
+    (:func:`~treelearn.engine.layouts.ranked.rank_columns`); ``ycls``/``yreg`` and ``w`` are indexed
+    by row id. ``scratch``: an ensemble's per-thread arrays (node tables, sort buffers)."""
+    p = ranked[0].shape[0]
+    n = samples.shape[0]
+    weighted = not bool(np.all(w[samples] == 1.0))
+    buffers = ranked_buffers(n, prm.crit < SQUARED_ERROR, weighted, scratch)
+    data = RankedData(*ranked, *buffers)
+    tgt = sample_targets(ycls, yreg, w)
+    work = fit.search_work(n, p, prm.n_stats, 4, prm.seed, False, mono=prm.monotonic)
+    # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
+    ip, fp = prm.arrays(float(tgt[2][samples].sum()),
+                        max(1, 8 * fit.CHUNK_WORK // max(4 * prm.max_features, 1)))
+    L = Ranked(samples=samples, tgt=tgt, crit=np.int64(prm.crit), fparams=fp,
+               extras=fit.fit_extras(prm), **two_way(ip, work))
+    args = {"L": L, "data": data}
+    # depth-first only (ranked_applies)
+    with compiling.signatures_beside(Ranked.grow_depth_first, args,
+                                     lambda: fit.loop_frame(args, prm, False),
+                                     lambda v: later_kernels(v) + fit.assembly_kernels(v)):
+        tree = fit.drive(args, prm, n, p, scratch)
+    if scratch is not None:
+        give_back(buffers, scratch)
+    return tree

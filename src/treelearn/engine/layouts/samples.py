@@ -10,11 +10,14 @@ after the search they do the same thing, written once here, and their node loops
 
 from __future__ import annotations
 
-from . import levels as lvl
-from . import nodes as nd
-from .config import EPSILON, inlined, njit
-from .criteria import SQUARED_ERROR, two_way_decrease
-from .nodes import store_split, store_values
+import numpy as np
+
+from .. import levels as lvl
+from .. import nodes as nd
+from ..config import EPSILON, inlined, njit
+from ..criteria import SQUARED_ERROR, two_way_decrease
+from ..nodes import store_split, store_values
+from ..search import Work
 
 
 @njit
@@ -86,3 +89,20 @@ def partition_samples(samples, lo, hi, goes_left, tmp):
         samples[a + i] = tmp[i]
     return a - lo
 
+
+# -- what the layouts over a sample list (sparse, ranked) set up alike, from Python ------
+
+def two_way(iparams: np.ndarray, work: Work) -> dict:
+    """The builder's fields of a layout of two-way numeric splits over a sample list: room
+    for two children, no level maps, a row's work charged as 8 features'."""
+    kids = {name: np.zeros(2, dtype=np.int64) for name in ("kid_lo", "kid_hi", "kid_slot")}
+    return kids | {"iparams": iparams, "work": work, "n_levels": np.ones(1, dtype=np.int64),
+                   "luts": np.zeros(0, dtype=np.int64),
+                   "lutoff": np.zeros(2, dtype=np.int64), "charge": np.int64(8)}
+
+
+def sample_targets(ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray) -> tuple:
+    """``(class codes, targets, weights)`` as the growers over a sample list read them (an
+    absent one as a one-entry placeholder)."""
+    return (ycls.astype(np.int32) if ycls.size else np.zeros(1, dtype=np.int32),
+            yreg.astype(np.float64) if yreg.size else np.zeros(1), w.astype(np.float64))

@@ -16,11 +16,15 @@ raises an error before fitting).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from . import levels as lvl
-from . import nodes as nd
-from .abserr import (
+import numpy as np
+import scipy.sparse as sp
+
+from .. import fit
+from .. import levels as lvl
+from .. import nodes as nd
+from ..abserr import (
     F_GHI,
     F_GLO,
     F_IW,
@@ -30,7 +34,7 @@ from .abserr import (
     search_codes_abs,
     weighted_median,
 )
-from .builder import (
+from ..builder import (
     always,
     handed_over,
     layout,
@@ -39,20 +43,27 @@ from .builder import (
     nothing_to_release,
     two_kids,
 )
-from .config import EPSILON, FEATURE_THRESHOLD, njit, tiny
-from .criteria import SQUARED_ERROR, impurity_improvement, midpoint
-from .exact import scan_numeric
-from .levels import keep_best
-from .nodes import open_bounds, pop_node, split_bounds, splittable
-from .random import draw_finish, draw_next, draw_result, draw_start, random_threshold
+from ..columns import sparse_value
+from ..config import EPSILON, FEATURE_THRESHOLD, njit, tiny
+from ..criteria import ABSOLUTE_ERROR, SQUARED_ERROR, impurity_improvement, midpoint
+from ..exact import scan_numeric
+from ..fit import GrowParams
+from ..levels import keep_best
+from ..nodes import open_bounds, pop_node, split_bounds, splittable
+from ..random import draw_finish, draw_next, draw_result, draw_start, random_threshold
 from .samples import (
     open_samples,
     partition_samples,
     record_split,
     refused,
     sample_stats,
+    sample_targets,
+    two_way,
     two_way_improvement,
 )
+
+if TYPE_CHECKING:  # the engine builds trees; Tree itself sits above it
+    from ..._tree import Tree
 
 
 @njit
@@ -109,23 +120,6 @@ def sparse_feature_range(offsets, bvals, f, nn):
         if zero > mx:
             mx = zero
     return mn, mx
-
-
-@njit
-def sparse_value(indptr, indices, data, s, f):
-    """``X[s, f]`` of a CSR matrix with sorted column indices (binary search)."""
-    a = indptr[s]
-    b = indptr[s + 1]
-    while a < b:
-        mid = (a + b) // 2
-        c = indices[mid]
-        if c == f:
-            return data[mid]
-        if c < f:
-            a = mid + 1
-        else:
-            b = mid
-    return np.float32(0.0)
 
 
 @njit
@@ -397,3 +391,22 @@ Sparse = layout("Sparse", ("samples", "tgt", "crit", "fparams", "absolute"),
                 process=handed_over, children=no_slots, children_any=no_slots,
                 hand_over=always, resume=_resume, step=_step, keep=no_slot,
                 release=nothing_to_release)
+
+# -- growing a tree in this layout, from Python (the driver: treelearn.engine.fit) ----------
+
+def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
+    """Grow a tree on a CSR matrix (numeric features, no missing values; see
+    :mod:`treelearn.engine.layouts.sparse`); rows of zero weight must be removed."""
+    X = sp.csr_matrix(X, dtype=np.float32)
+    X.sort_indices()
+    n, p = X.shape
+    data = (X.indptr.astype(np.int64), X.indices.astype(np.int32),
+            np.ascontiguousarray(X.data, dtype=np.float32), np.zeros(n, dtype=np.bool_),
+            np.empty(n, dtype=np.int32))
+    absolute = prm.crit == ABSOLUTE_ERROR
+    work = fit.search_work(n, p, prm.n_stats, 4, prm.seed, absolute, mono=prm.monotonic)
+    ip, fp = prm.arrays(float(w.sum()))
+    L = Sparse(samples=np.arange(n, dtype=np.int32), tgt=sample_targets(ycls, yreg, w),
+               crit=np.int64(prm.crit), fparams=fp, absolute=np.zeros(0) if absolute else None,
+               **two_way(ip, work))
+    return fit.drive({"L": L, "data": data}, prm, n, p)
