@@ -530,16 +530,27 @@ def test_tree_arrays_equal_the_naive_reading_of_the_node_table(seed, count, best
 # -- the builder: one node loop for every layout (engine.builder) -------------------------------
 
 
-def test_a_layout_must_name_every_step():
+def test_a_layout_must_name_every_step_with_the_builders_parameters():
+    """The steps are checked when a layout class is made (at import): every step named,
+    the required ones given, each taking the parameters of the builder's stub."""
+    from treelearn.engine import builder
     from treelearn.engine.builder import layout
 
     with pytest.raises(TypeError, match=r"layout Half lacks the steps \['release', 'step'\]"):
         layout("Half", ("x",), process=None, children=None, children_any=None,
                hand_over=None, resume=None, keep=None)
-    full = layout("Full", ("x",), **dict.fromkeys(
-        ("process", "children", "children_any", "hand_over", "resume", "step", "keep",
-         "release")))
+    steps = dict(process=builder.handed_over, children=builder.no_slots,
+                 children_any=builder.no_slots, hand_over=builder.never_hands_over,
+                 resume=builder.nothing_to_resume, step=None, keep=None, release=None)
+    with pytest.raises(TypeError, match=r"layout Idle: the step 'process' is required"):
+        layout("Idle", ("x",), **(steps | {"process": None}))
+    with pytest.raises(TypeError, match=r"the step 'keep' takes \['L'\], not the builder's "
+                                        r"\['L', 'slot'\]"):
+        layout("Wrong", ("x",), **(steps | {"keep": lambda L: -1}))
+    full = layout("Full", ("x",), **steps)
     assert full._fields[-1] == "x" and full.__module__ == __name__
+    with pytest.raises(TypeError, match="called outside its layout"):
+        builder.process(*range(13))  # a reader who calls a stub is told where steps bind
 
 
 def test_a_node_search_must_name_every_step_and_is_named_for_its_layout():

@@ -64,6 +64,7 @@ optimised at ``-O1``, where the calls were never the cost).
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections import namedtuple
 from types import FunctionType
@@ -139,11 +140,26 @@ def copy_function(plain, space: dict, name: str, module: str):
     return copy
 
 
-def check_steps(what: str, steps: dict, names: tuple[str, ...]) -> None:
-    """Raise TypeError naming the steps of ``names`` that ``steps`` lacks."""
+def check_steps(what: str, steps: dict, names) -> None:
+    """Raise TypeError naming the steps of ``names`` that ``steps`` lacks; where ``names`` is
+    a dict of stubs (:data:`STEPS`), also a step whose parameters are not its stub's (a step
+    may be None where the stub says so: a layout that grows depth-first only)."""
     missing = set(names) - set(steps)
     if missing:
         raise TypeError(f"{what} lacks the steps {sorted(missing)}")
+    if not isinstance(names, dict):
+        return
+    for name, stub in names.items():
+        given = steps[name]
+        if given is None:
+            if name not in OPTIONAL_STEPS:
+                raise TypeError(f"{what}: the step {name!r} is required (not None)")
+            continue
+        want = list(inspect.signature(stub).parameters)
+        got = list(inspect.signature(getattr(given, "py_func", given)).parameters)
+        if got != want:
+            raise TypeError(f"{what}: the step {name!r} takes {got}, not the builder's {want} "
+                            f"(see treelearn.engine.builder.{name})")
 
 
 def unbound(*args):
@@ -151,18 +167,76 @@ def unbound(*args):
                     "search.node_search, which bind the steps in each copy)")
 
 
-# The names the loops call a layout's steps by; layout() binds them in each copy.
-process = children = children_any = hand_over = resume = step = keep = release = unbound
+_UNBOUND = ("a layout's step is called outside its layout (builder.layout binds the steps in "
+            "each copy of the loops)")
+
+
+# -- the steps a layout supplies ------------------------------------------------------------------
+# Written once, here, with the parameters the loops pass them: the loops call these names,
+# layout() binds each to the layout's own step in the loop's copy and checks, when the layout
+# class is made (at import), that the layout's step takes exactly these parameters. A
+# reader's go-to-definition from a loop lands on the stub, which says what the step does.
+
+def process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
+    """Open node ``node`` (rows ``lo:hi``), search it and split it, on one thread and
+    allocating nothing (the depth-first runner is compiled without reference counting); the
+    children's row ranges in ``L.kid_lo``/``L.kid_hi``. Returns ``(k, n_total, arena_top,
+    slot)``: the number of children (0: a leaf; :data:`NEED_ARENA`: a fractional split needs
+    larger buffers, handed to :func:`resume`), the node's entries with fractional ones, the
+    arena's top after the children, the node's histogram slot."""
+    raise TypeError(_UNBOUND)
+
+
+def children(L, data, ti, node, k, depth, slot):
+    """What the ``k`` children of ``node`` carry with them (the histogram layout's
+    histograms, in ``L.kid_slot``), on one thread."""
+    raise TypeError(_UNBOUND)
+
+
+def children_any(L, data, ti, node, k, depth, slot):
+    """:func:`children` where the threads may be used (the counting driver)."""
+    raise TypeError(_UNBOUND)
+
+
+def hand_over(L, stack, gs):
+    """Whether the node on top of the stack must be processed by the counting driver (a
+    large node's threads; a layout whose search allocates)."""
+    raise TypeError(_UNBOUND)
+
+
+def resume(L, data, ti, tf, tv, gs, stack, status):
+    """Finish in the counting driver what the runner handed back (``status``: ``RUN_LARGE``,
+    ``RUN_ARENA``). Returns ``(data, node, k, depth, n_total, arena_top, slot)``, as
+    :func:`process` leaves them for the node's end."""
+    raise TypeError(_UNBOUND)
+
+
+def step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
+    """Open, search and split a node of best-first growth (it may allocate). Returns
+    ``(data, k, arena_top, slot)``."""
+    raise TypeError(_UNBOUND)
+
+
+def keep(L, slot):
+    """The histogram slot a best-first node keeps for its children (-1: none)."""
+    raise TypeError(_UNBOUND)
+
+
+def release(L, slot):
+    """Give a best-first node's histogram slot back."""
+    raise TypeError(_UNBOUND)
+
+
+# bound in each copy by layout(): a node's end with children_any
 finish_any = unbound
 
+#: The steps a layout supplies, by name: the stubs above, whose parameters each layout's step
+#: must take (checked by :func:`layout`).
+STEPS = {f.__name__: f for f in (process, children, children_any, hand_over, resume, step,
+                                 keep, release)}
 
-#: The steps a layout supplies, by name (see the module notes; their parameters are those of
-#: the shared steps below: ``process`` as :func:`handed_over`, ``children`` and
-#: ``children_any`` as :func:`no_slots`, ``hand_over`` as :func:`never_hands_over`,
-#: ``resume`` as :func:`nothing_to_resume`, ``keep`` as :func:`no_slot`, ``release`` as
-#: :func:`nothing_to_release`; ``step`` as ``process`` with ``slot, arena_top`` last).
-STEPS = ("process", "children", "children_any", "hand_over", "resume", "step", "keep",
-         "release")
+#: The steps a layout that grows depth-first only gives as None.
+OPTIONAL_STEPS = ("step", "keep", "release")
 
 
 # -- steps shared by layouts --------------------------------------------------------------------
