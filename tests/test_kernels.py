@@ -276,3 +276,25 @@ def test_presort_is_a_stable_argsort(X):
         np.testing.assert_array_equal(sidx[f], order)
         np.testing.assert_array_equal(sval[f], X[order, f])
 
+
+@given(st.integers(0, 40), st.integers(0, 12), st.integers(0, 14), st.integers(0, 30),
+       st.integers(1, 12), st.floats(0, 20), st.floats(0, 3), st.floats(0, 1),
+       st.floats(0, 0.5))
+def test_the_stopping_rules_are_the_printed_ones(n, depth, max_depth, min_split, min_leaf, wn,
+                                                 min_weight_leaf, imp, min_imp):
+    """``may_split`` (the depth rule every layout asks of a child) and ``splittable``
+    against scikit-learn's rules as its documentation states them: a node splits only below
+    ``max_depth``, with at least ``min_samples_split`` rows and ``2 * min_samples_leaf``
+    rows, twice the minimum leaf weight and an impurity above ``eps``; and M5's impurity
+    floor."""
+    ip = np.zeros(nodes.N_IPARAMS, dtype=np.int64)
+    fp = np.zeros(nodes.N_FPARAMS)
+    ip[nodes.P_MAX_DEPTH], ip[nodes.P_MIN_SPLIT], ip[nodes.P_MIN_LEAF] = max_depth, min_split, \
+        min_leaf
+    ip[nodes.P_MODE] = levels.MISSING_LEARN
+    fp[nodes.P_MIN_WEIGHT_LEAF], fp[nodes.P_MIN_IMPURITY] = min_weight_leaf, min_imp
+    by_size = depth < max_depth and n >= min_split and n >= 2 * min_leaf
+    assert bool(nodes.may_split(n, depth, ip)) == by_size
+    eps = 1e-7
+    rule = by_size and wn >= 2 * min_weight_leaf and imp > eps and imp >= min_imp
+    assert bool(nodes.splittable(n, wn, imp, depth, ip, fp, eps)) == rule

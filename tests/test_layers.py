@@ -107,16 +107,9 @@ def test_the_compiling_helpers_sit_below_the_engine():
     assert above == {"treelearn._compiling"}
 
 
-#: Modules outside the engine allowed more than four engine modules, and why: the Dask level
-#: loop reads the histogram layout's size and depth rule (one depth rule for every layout,
-#: the engine-rooms issue's third step, is to move it where every layout finds it).
-WIDE = {"treelearn.dask._loop": 5}
-
-
 def test_modules_outside_the_engine_enter_it_through_few_modules():
     """At most four engine modules per module outside the engine (the estimators: the
-    engine's entry, ``build``, and two for preparing columns), Dask's level loop excepted
-    (:data:`WIDE`); and the estimators grow
+    engine's entry, ``build``, and two for preparing columns); and the estimators grow
     trees through ``build.grow`` alone."""
     graph = _imports(_modules())
     wide = {}
@@ -126,7 +119,7 @@ def test_modules_outside_the_engine_enter_it_through_few_modules():
         n = sum(t.startswith("treelearn.engine.") for t in targets)
         if n > 4:
             wide[m] = n
-    assert wide == WIDE
+    assert wide == {}
     assert {t for t in graph["treelearn._estimators"] if t.startswith("treelearn.engine.")} \
         == {"treelearn.engine.build", "treelearn.engine.binning", "treelearn.engine.columns"}
 

@@ -15,7 +15,6 @@ import numpy as np
 from .._tree import Tree
 from ..engine.build import KIND_NUMERIC, assemble
 from ..engine.counter_random import node_seeds
-from ..engine.layouts.bins import _may_split
 from ..engine.levelwise import (
     L_COUNT,
     L_FEATURE,
@@ -48,6 +47,7 @@ from ..engine.nodes import (
     T_THRESHOLD,
     T_WEIGHT,
     TREE_UNDEFINED,
+    may_split,
 )
 from ._grow import (
     _first,
@@ -188,7 +188,7 @@ class _Book:
             lv, limp = leaf_values(cstats[b], cw[b], crit, classification)
             self.values.append((lv, limp, int(round(cn[b])), float(cw[b])))
             kids.append((kid, int(round(cn[b]))))
-        opens = [_may_split(c, self.depth[node] + 1, iparams) and c > 0 for _, c in kids]
+        opens = [may_split(c, self.depth[node] + 1, iparams) and c > 0 for _, c in kids]
         builds, sibs = [-1] * k, [()] * k
         if k == 2 and all(opens) and has_full:
             # the smaller child is built, its sibling subtracted

@@ -336,6 +336,16 @@ def make_leaf(ti, tf, node):
 
 
 @tiny
+def may_split(n, depth, iparams):
+    """The rules of :func:`splittable` that a node's row count and depth alone decide:
+    below ``max_depth``, at least ``min_samples_split`` and ``2 * min_samples_leaf`` rows.
+    Written once for every layout and Dask's level loop, which ask it of a child before
+    searching it (a child that fails it is a leaf whatever its rows)."""
+    return (depth < iparams[P_MAX_DEPTH] and n >= iparams[P_MIN_SPLIT]
+            and n >= 2 * iparams[P_MIN_LEAF])
+
+
+@tiny
 def splittable(n, wn, imp, depth, iparams, fparams, eps):
     """scikit-learn's stopping rules: a node is a leaf at ``max_depth``, with fewer than
     ``min_samples_split`` (or ``2 * min_samples_leaf``) rows, less than twice the minimum leaf
@@ -351,9 +361,8 @@ def splittable(n, wn, imp, depth, iparams, fparams, eps):
     if iparams[P_MODE] == lvl.MISSING_C45 and \
             wn < 2.0 * iparams[P_MIN_LEAF] * lvl.C45_SLACK * (1.0 - 1e-12):
         return False
-    return not (depth >= iparams[P_MAX_DEPTH] or n < iparams[P_MIN_SPLIT]
-                or n < 2 * iparams[P_MIN_LEAF] or wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF]
-                or imp <= eps or imp < fparams[P_MIN_IMPURITY])
+    return may_split(n, depth, iparams) and not (
+        wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF] or imp <= eps or imp < fparams[P_MIN_IMPURITY])
 
 
 @tiny

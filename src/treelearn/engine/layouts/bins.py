@@ -690,20 +690,13 @@ def _children(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq
                          kid_slot, n_parent, absolute)
 
 
-@noref
-def _may_split(n, depth, iparams):
-    """Whether a child of ``n`` rows at ``depth`` can pass the size and depth rules."""
-    return (depth < iparams[nd.P_MAX_DEPTH] and n >= iparams[nd.P_MIN_SPLIT]
-            and n >= 2 * iparams[nd.P_MIN_LEAF])
-
-
 # -- the bins as a layout of the builder (treelearn.engine.builder) -----------------------------
 
 @tiny
 def _needs(L, ti, k, depth):
     """Which children of a ``k``-way split at ``depth`` may split (``L.need``)."""
     for b in range(k):
-        L.need[b] = _may_split(L.kid_hi[b] - L.kid_lo[b], depth + 1, L.iparams)
+        L.need[b] = nd.may_split(L.kid_hi[b] - L.kid_lo[b], depth + 1, L.iparams)
 
 
 @tiny

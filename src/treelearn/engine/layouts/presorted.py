@@ -182,14 +182,11 @@ def _child_impurity(data, lo, hi, crit, scratch, absolute, afs, ajs):
 @noref
 def _leaf_children(counts, nstats, left, classification, depth, iparams):
     """Whether both children of a two-way numeric split will be leaves whatever their rows'
-    order: too deep or too few rows (:func:`treelearn.engine.nodes.splittable`'s exact
-    tests), or, for classification, a single class with weight (its impurity is then exactly
-    zero). Conservative: a child that might split makes it False."""
-    if depth + 1 >= iparams[nd.P_MAX_DEPTH]:
-        return True
+    order: too deep or too few rows (:func:`treelearn.engine.nodes.may_split`, the depth
+    rule of every layout), or, for classification, a single class with weight (its impurity
+    is then exactly zero). Conservative: a child that might split makes it False."""
     for b in range(2):
-        n = counts[b]
-        if n < iparams[nd.P_MIN_SPLIT] or n < 2 * iparams[nd.P_MIN_LEAF]:
+        if not nd.may_split(counts[b], depth + 1, iparams):
             continue
         if not classification:
             return False
