@@ -1010,7 +1010,7 @@ def test_an_interrupted_forest_fit_leaves_the_forest_as_it_was():
 def test_the_memory_estimate_follows_the_engine_the_trees_will_use():
     """Exact forests drawing few features grow with the ranked splitter, which needs no
     per-tree copy of sorted lists: their estimate is the ranked splitter's."""
-    from treelearn.engine.fit import fit_bytes, ranked_bytes
+    from treelearn.engine.build import fit_bytes, ranked_bytes
 
     X = np.zeros((10, 9), dtype=np.float32)
     likely = tl.RandomForestClassifier._ranked_likely
