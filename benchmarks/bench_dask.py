@@ -3,7 +3,9 @@
 Prints one table: fit seconds of ``treelearn.dask`` on a two-worker ``LocalCluster`` (one
 thread each, data persisted on the workers first) against the local ``splitter="hist"`` fit of
 the same rows (two threads), the overhead ratio, the share of nodes equal in both trees, the
-tasks per level and the client's waits (Dask's task stream); for a synthetic 10M x 28 table
+tasks per level and the client's waits (Dask's task stream), and the seconds in the client's
+level loop with, of those, its own Python between the waits (``client s``: what a compiled
+level loop could save); for a synthetic 10M x 28 table
 in 8 and 16 partitions and the real-shaped flights-like table (categories with 300 levels,
 continuous target) from :mod:`realshaped`. A second table: a forest of depth-10 trees
 against the local hist forest (held-out accuracy in place of equal nodes: the bootstraps
@@ -41,27 +43,49 @@ def _same(a, b) -> float:
 
 
 def _dask_fit(client, est, dX, dy):
-    """Fit seconds, tasks per level and the client's waits."""
+    """Fit seconds, tasks per level, the client's waits, and the level loop's own time:
+    ``loop_s`` in the client's level loop (:func:`treelearn.dask._loop.grow_trees`), of
+    which ``client_s`` is the loop's Python between its waits (the part a compiled loop
+    could speed up; the rest is the workers' tasks and the round trips)."""
     import distributed
 
+    from treelearn.dask import _estimators as dask_fit
     from treelearn.dask import _loop as dask_est
 
     levels = []
     dask_est.LEVEL_HOOK = lambda level, c: levels.append(level)
     waits = []
+    clock = {"loop": 0.0, "wait_in_loop": 0.0, "inside": False}
     real = distributed.Future.result
     real_gather = distributed.Client.gather
+    real_wait = distributed.wait
+    real_loop = dask_fit.grow_trees
 
-    def counted(self, *a, **k):
-        waits.append(1)
-        return real(self, *a, **k)
+    def timed(fn, count):
+        def call(*a, **k):
+            if count:
+                waits.append(1)
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                if clock["inside"]:
+                    clock["wait_in_loop"] += time.perf_counter() - t
+        return call
 
-    def counted_gather(self, *a, **k):
-        waits.append(1)
-        return real_gather(self, *a, **k)
+    def loop(*a, **k):
+        clock["inside"] = True
+        t = time.perf_counter()
+        try:
+            return real_loop(*a, **k)
+        finally:
+            clock["loop"] += time.perf_counter() - t
+            clock["inside"] = False
 
-    distributed.Future.result = counted
-    distributed.Client.gather = counted_gather
+    distributed.Future.result = timed(real, True)
+    distributed.Client.gather = timed(real_gather, True)
+    distributed.wait = timed(real_wait, False)
+    dask_fit.grow_trees = loop  # where the estimators call it
     try:
         with distributed.get_task_stream(client) as ts:
             t = time.perf_counter()
@@ -70,8 +94,12 @@ def _dask_fit(client, est, dX, dy):
     finally:
         distributed.Future.result = real
         distributed.Client.gather = real_gather
+        distributed.wait = real_wait
+        dask_fit.grow_trees = real_loop
         dask_est.LEVEL_HOOK = None
-    return secs, len(ts.data) / max(len(levels), 1), len(waits), len(levels)
+    return {"dask_s": secs, "tasks_per_level": len(ts.data) / max(len(levels), 1),
+            "client_waits": len(waits), "levels": len(levels), "loop_s": clock["loop"],
+            "client_s": clock["loop"] - clock["wait_in_loop"]}
 
 
 def synthetic_case(client, n: int, rows: list) -> None:
@@ -94,18 +122,16 @@ def synthetic_case(client, n: int, rows: list) -> None:
         dX, dy = client.persist([dX0.rechunk((n // parts, p)), dy0.rechunk(n // parts)])
         est = tl.dask.DaskDecisionTreeClassifier(max_depth=10, random_state=0,
                                                  binner=local.binner_)
-        secs, tasks, waits, levels = _dask_fit(client, est, dX, dy)
+        got = _dask_fit(client, est, dX, dy)
         rows.append({"case": f"{n:,} x {p}, depth 10", "partitions": parts,
-                     "local_s": t_local, "dask_s": secs, "ratio": secs / t_local,
-                     "same_tree": _same(est.tree_, local.tree_), "tasks_per_level": tasks,
-                     "client_waits": waits, "levels": levels})
+                     "local_s": t_local, "ratio": got["dask_s"] / t_local,
+                     "same_tree": _same(est.tree_, local.tree_), **got})
         # the edges from the partitions' summaries instead of the local binner
         est2 = tl.dask.DaskDecisionTreeClassifier(max_depth=10, random_state=0)
-        secs2, tasks2, waits2, levels2 = _dask_fit(client, est2, dX, dy)
+        got = _dask_fit(client, est2, dX, dy)
         rows.append({"case": f"{n:,} x {p}, depth 10, own edges", "partitions": parts,
-                     "local_s": t_local, "dask_s": secs2, "ratio": secs2 / t_local,
-                     "same_tree": _same(est2.tree_, local.tree_), "tasks_per_level": tasks2,
-                     "client_waits": waits2, "levels": levels2})
+                     "local_s": t_local, "ratio": got["dask_s"] / t_local,
+                     "same_tree": _same(est2.tree_, local.tree_), **got})
         del dX, dy
 
 
@@ -125,11 +151,10 @@ def flights_case(client, n: int, rows: list) -> None:
     dy = dd.from_pandas(pd.Series(np.asarray(y)), npartitions=8)
     ddf, dy = client.persist([ddf, dy])
     est = tl.dask.DaskDecisionTreeRegressor(max_depth=10, random_state=0, binner=local.binner_)
-    secs, tasks, waits, levels = _dask_fit(client, est, ddf, dy)
+    got = _dask_fit(client, est, ddf, dy)
     rows.append({"case": f"flights-like {n // 1000}k (300-level categories), depth 10",
-                 "partitions": 8, "local_s": t_local, "dask_s": secs, "ratio": secs / t_local,
-                 "same_tree": _same(est.tree_, local.tree_), "tasks_per_level": tasks,
-                 "client_waits": waits, "levels": levels})
+                 "partitions": 8, "local_s": t_local, "ratio": got["dask_s"] / t_local,
+                 "same_tree": _same(est.tree_, local.tree_), **got})
 
 
 def forest_case(client, n: int, trees: int, rows: list, forests: list) -> None:
@@ -160,13 +185,12 @@ def forest_case(client, n: int, trees: int, rows: list, forests: list) -> None:
     for per_pass in (trees // 2, trees):
         est = tl.dask.DaskRandomForestClassifier(n_estimators=trees, max_depth=10,
                                                  random_state=0, trees_per_pass=per_pass)
-        secs, tasks, waits, levels = _dask_fit(client, est, dX, dy)
+        got = _dask_fit(client, est, dX, dy)
         acc = float((est.to_local().predict(Xt) == yt).mean())
         forests.append({"case": f"forest of {trees}, {n:,} x {p}, depth 10",
                         "partitions": 8, "trees_per_pass": per_pass, "local_s": t_local,
-                        "dask_s": secs, "ratio": secs / t_local, "acc_local": acc_local,
-                        "acc_dask": acc, "tasks_per_level": tasks, "client_waits": waits,
-                        "levels": levels})
+                        "ratio": got["dask_s"] / t_local, "acc_local": acc_local,
+                        "acc_dask": acc, **got})
     del dX, dy
 
 
@@ -211,18 +235,19 @@ def main() -> None:
         if "forest" in cases:
             forest_case(client, args.forest_rows, args.trees, rows, forests)
     print(f"\n{'case':<56}{'parts':>6}{'local s':>9}{'dask s':>9}{'ratio':>7}{'equal':>7}"
-          f"{'tasks/level':>12}{'waits':>7}{'levels':>7}")
+          f"{'tasks/level':>12}{'waits':>7}{'levels':>7}{'loop s':>8}{'client s':>9}")
     for r in rows:
         print(f"{r['case']:<56}{r['partitions']:>6}{r['local_s']:>9.2f}{r['dask_s']:>9.2f}"
               f"{r['ratio']:>7.2f}{r['same_tree']:>7.1%}{r['tasks_per_level']:>12.1f}"
-              f"{r['client_waits']:>7}{r['levels']:>7}")
+              f"{r['client_waits']:>7}{r['levels']:>7}{r['loop_s']:>8.2f}{r['client_s']:>9.3f}")
     print(f"\n{'case':<44}{'per pass':>9}{'local s':>9}{'dask s':>9}{'ratio':>7}"
-          f"{'acc local':>10}{'acc dask':>9}{'tasks/level':>12}{'waits':>7}{'levels':>7}")
+          f"{'acc local':>10}{'acc dask':>9}{'tasks/level':>12}{'waits':>7}{'levels':>7}"
+          f"{'loop s':>8}{'client s':>9}")
     for r in forests:
         print(f"{r['case']:<44}{r['trees_per_pass']:>9}{r['local_s']:>9.2f}"
               f"{r['dask_s']:>9.2f}{r['ratio']:>7.2f}{r['acc_local']:>10.4f}"
               f"{r['acc_dask']:>9.4f}{r['tasks_per_level']:>12.1f}{r['client_waits']:>7}"
-              f"{r['levels']:>7}")
+              f"{r['levels']:>7}{r['loop_s']:>8.2f}{r['client_s']:>9.3f}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"trees": rows, "forests": forests}, fh, indent=1)
