@@ -208,6 +208,12 @@ def _resolve_selection(est) -> str:
     return sel
 
 
+def level_counts(est) -> np.ndarray:
+    """The number of learned levels of each column of a fitted estimator (0: numeric), as
+    the engine reads them."""
+    return np.array([0 if lv is None else len(lv) for lv in est.categories_], dtype=np.int64)
+
+
 def _min_impurity_split(est, yreg: np.ndarray, w: np.ndarray) -> float:
     """M5's stopping rule as a variance: a node whose target standard deviation is below
     ``min_sd_fraction`` of the root's is a leaf (0: no such rule)."""
@@ -264,8 +270,7 @@ def _grow(est, X, ycls, yreg, w, crit: int, n_stats: int, n_values: int, n_class
                      "Use selection='criterion' without feature costs or C4.5's rules to keep X "
                      "sparse.")
         X = np.asarray(X.toarray(), dtype=np.float32)
-    n_levels = np.array([0 if lv is None else len(lv) for lv in est.categories_],
-                        dtype=np.int64)
+    n_levels = level_counts(est)
     # C4.5's scores equal the plain criterion's when nothing is missing, up to rounding, which
     # can break near-ties differently: a numeric table without holes is grown in the plain
     # way (scikit-learn's tree), and only its missing-value routing is C4.5's.

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._estimators import BaseDecisionTree
+from ._estimators import BaseDecisionTree, level_counts
 from ._validation import validate_params
 
 
@@ -140,9 +140,8 @@ def share(template: BaseDecisionTree, X: np.ndarray, w: np.ndarray, seed: int,
     from .engine.build import Shared
 
     binner = template._fit_binner(X, w, seed) if template.splitter == "hist" else None
-    n_levels = np.array([0 if lv is None else len(lv) for lv in template.categories_],
-                        dtype=np.int64)
-    return Shared.prepare(X, binner, template.is_categorical_, n_levels, parallel)
+    return Shared.prepare(X, binner, template.is_categorical_, level_counts(template),
+                          parallel)
 
 
 def settings(template: BaseDecisionTree, n: int, p: int, w: np.ndarray) -> Any:

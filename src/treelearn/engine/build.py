@@ -6,7 +6,7 @@ for the many trees of an ensemble; they read the records and constants listed in
 ``__all__``. Which data layout grows the tree is decided here, once:
 
 ============================  ====================================================
-data                          layout (:mod:`treelearn.engine.fit`)
+data                          layout (:mod:`treelearn.engine.layouts`)
 ============================  ====================================================
 sparse rows (CSR)             ``grow_sparse`` (the criterion alone; the caller
                               makes a dense copy for the other searches)
@@ -16,6 +16,7 @@ shared ranks (a forest)       ``grow_ranked``, when :func:`ranked_applies`: rank
 shared presort (a forest)     ``grow_presorted``: the sorted lists of all rows
 a fitted binner               ``grow_hist``: histograms
 anything else                 ``grow_exact``: presorted lists of this tree's rows
+                              (or, when :func:`ranked_applies`, ranks of them)
 ============================  ====================================================
 
 Why a module of its own: the choice used to sit in the estimators' module, which then
