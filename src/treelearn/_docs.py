@@ -45,6 +45,18 @@ def takes_rows(returns: str, returns_text: str = "") -> Callable[[F], F]:
     return wrap
 
 
+#: The Attributes entries of every fitted estimator's input columns (numpydoc, indented for a
+#: class docstring) and of every classifier's classes.
+FEATURE_ATTRIBUTES = """    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names."""
+CLASS_ATTRIBUTES = """    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+"""
+
 WEIGHTS = "Non-negative weights, not all zero. None gives every sample weight one."
 
 

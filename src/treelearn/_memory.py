@@ -21,6 +21,21 @@ ENV = "TREELEARN_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
+def dense_shape(X) -> tuple[int, int] | None:
+    """``(rows, columns)`` of a dense two-dimensional ``X``, else None: a sparse matrix or
+    an input that is not yet an array, whose size the fit checks once it is validated."""
+    shape = getattr(X, "shape", None)
+    if shape is None or len(shape) != 2 or _is_sparse(X):
+        return None
+    return int(shape[0]), int(shape[1])
+
+
+def _is_sparse(X) -> bool:
+    import scipy.sparse as sp
+
+    return sp.issparse(X)
+
+
 def parse_size(text: str) -> int:
     """Bytes of a size such as ``"512M"``, ``"8G"`` or ``"1000000"`` (binary units)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, flags=re.IGNORECASE)

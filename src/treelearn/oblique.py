@@ -53,7 +53,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._docs import fits
+from ._docs import CLASS_ATTRIBUTES, FEATURE_ATTRIBUTES, fits
 from ._estimators import (
     _COMMON_CONSTRAINTS,
     BaseDecisionTree,
@@ -620,6 +620,13 @@ class _ObliqueTree(BaseDecisionTree):
         return X
 
 
+_DOC_TREES = """
+    tree_ : Tree
+        The fitted tree; ``tree_.split_terms(node)`` gives a node's features and weights.
+    unpruned_tree_ : Tree
+        The tree before ``prune`` (when ``prune`` is set)."""
+
+
 class ObliqueTreeClassifier(ProbaClassifierMixin, ClassifierMixin, _ObliqueTree):
     __doc__ = """A classification tree whose splits are weighted sums ``w . x <= t``.
 
@@ -635,18 +642,7 @@ class ObliqueTreeClassifier(ProbaClassifierMixin, ClassifierMixin, _ObliqueTree)
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_classes_ : int
-        Number of classes.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    tree_ : Tree
-        The fitted tree; ``tree_.split_terms(node)`` gives a node's features and weights.
-    unpruned_tree_ : Tree
-        The tree before ``prune`` (when ``prune`` is set).
+""" + CLASS_ATTRIBUTES + FEATURE_ATTRIBUTES + _DOC_TREES + """
 
     Examples
     --------
@@ -693,14 +689,7 @@ class ObliqueTreeRegressor(RegressorMixin, _ObliqueTree):
 
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    tree_ : Tree
-        The fitted tree; ``tree_.split_terms(node)`` gives a node's features and weights.
-    unpruned_tree_ : Tree
-        The tree before ``prune`` (when ``prune`` is set).
+""" + FEATURE_ATTRIBUTES + _DOC_TREES + """
     """
 
     _criteria = _REG_CRITERIA

@@ -52,7 +52,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier as SklearnTree
 from sklearn.utils.validation import check_is_fitted
 
-from ._docs import fits
+from ._docs import CLASS_ATTRIBUTES, FEATURE_ATTRIBUTES, fits
 from ._estimators import (
     _COMMON_CONSTRAINTS,
     BaseDecisionTree,
@@ -81,7 +81,7 @@ MISSING_LEVEL = -2
 
 
 class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionTree):
-    """The classification tree of depth at most ``max_depth`` with the least training
+    __doc__ = """The classification tree of depth at most ``max_depth`` with the least training
     misclassification plus ``ccp_alpha`` per leaf, found and proven by branch and bound.
 
     Parameters
@@ -113,14 +113,7 @@ class OptimalTreeClassifier(ProbaClassifierMixin, ClassifierMixin, BaseDecisionT
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_classes_ : int
-        Number of classes.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
+""" + CLASS_ATTRIBUTES + FEATURE_ATTRIBUTES + """
     is_categorical_ : ndarray of bool, shape (n_features_in_,)
         Which features were treated as categorical.
     categories_ : list

@@ -56,6 +56,7 @@ from .._estimators import (
 from .._interrupt import check as check_interrupt
 from .._interrupt import interruptible, map_threads
 from .._memory import check as check_memory
+from .._memory import dense_shape
 from .._tree import CHECK_TRUSTED
 from .._validation import (
     RANDOM_STATE,
@@ -305,10 +306,9 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         return sw
 
     def _check_memory(self, template, X, sample_weight, threads: int) -> None:
-        shape = getattr(X, "shape", None)
-        if shape is None or len(shape) != 2 or sp.issparse(X):
+        if (shape := dense_shape(X)) is None:
             return
-        n, p = int(shape[0]), int(shape[1])
+        n, p = shape
         n_stats = 4 if is_classifier(template) else 0
         if self._ranked_likely(template, X, p):
             need = ranked_bytes(n, p, n_stats, threads)

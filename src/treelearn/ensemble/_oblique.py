@@ -28,12 +28,12 @@ oblique trees.
 
 from __future__ import annotations
 
-import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _members
 from .._memory import check as check_memory
+from .._memory import dense_shape
 from .._validation import InstanceOf, Options
 from ..oblique import (
     ObliqueTreeClassifier,
@@ -95,12 +95,11 @@ class _ObliqueForest(_Forest):
         return out
 
     def _check_memory(self, template, X, sample_weight, threads: int) -> None:
-        shape = getattr(X, "shape", None)
-        if shape is None or len(shape) != 2 or sp.issparse(X):
+        if (shape := dense_shape(X)) is None:
             return
-        n, p = int(shape[0]), int(shape[1])
+        n, p = shape
         # the float32 X, each growing tree's copy of its rows and its per-row statistics
-        need = 4 * n * p * (1 + threads) + 8 * n * (4 + (2 if is_classifier(template) else 2))
+        need = 4 * n * p * (1 + threads) + 8 * n * 6
         check_memory(need, f"Fitting {type(self).__name__} on {n:,} rows x {p:,} features",
                      "Fewer threads (n_jobs) need less.")
 
