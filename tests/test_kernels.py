@@ -287,14 +287,13 @@ def test_the_stopping_rules_are_the_printed_ones(n, depth, max_depth, min_split,
     ``max_depth``, with at least ``min_samples_split`` rows and ``2 * min_samples_leaf``
     rows, twice the minimum leaf weight and an impurity above ``eps``; and M5's impurity
     floor."""
-    ip = np.zeros(nodes.N_IPARAMS, dtype=np.int64)
-    fp = np.zeros(nodes.N_FPARAMS)
-    ip[nodes.P_MAX_DEPTH], ip[nodes.P_MIN_SPLIT], ip[nodes.P_MIN_LEAF] = max_depth, min_split, \
-        min_leaf
-    ip[nodes.P_MODE] = levels.MISSING_LEARN
-    fp[nodes.P_MIN_WEIGHT_LEAF], fp[nodes.P_MIN_IMPURITY] = min_weight_leaf, min_imp
+    given = {"max_depth": max_depth, "min_split": min_split, "min_leaf": min_leaf,
+             "mode": levels.MISSING_LEARN, "min_weight_leaf": min_weight_leaf,
+             "min_impurity": min_imp}
+    params = nodes.Scalars(**{k: np.int64(given.get(k, 0)) if k in nodes.INT_SCALARS
+                              else np.float64(given.get(k, 0.0)) for k in nodes.Scalars._fields})
     by_size = depth < max_depth and n >= min_split and n >= 2 * min_leaf
-    assert bool(nodes.may_split(n, depth, ip)) == by_size
+    assert bool(nodes.may_split(n, depth, params)) == by_size
     eps = 1e-7
     rule = by_size and wn >= 2 * min_weight_leaf and imp > eps and imp >= min_imp
-    assert bool(nodes.splittable(n, wn, imp, depth, ip, fp, eps)) == rule
+    assert bool(nodes.splittable(n, wn, imp, depth, params, eps)) == rule

@@ -102,7 +102,7 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
     """One node of all the rows searched from its histogram or from its rows."""
     lay, edges, cfg, costs, crit = (cfg_all.lay, cfg_all.edges, cfg_all.cfg, cfg_all.costs,
                                     cfg_all.crit)
-    ip, fp, classification, weighted = (cfg_all.iparams, cfg_all.fparams,
+    params, classification, weighted = (cfg_all.params,
                                         cfg_all.classification, cfg_all.weighted)
     n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     p = len(lay.nbins)
@@ -117,14 +117,14 @@ def _search(kind: str, B, C, R, W, lay, cfg_all, n_cols, perm0, seed):
         hoff, nbins, fcol, fwide = lay
         hist = partition_histograms(B, C, R, W, np.array([0]), np.array([n]), hoff, fcol,
                                     fwide, n_cols)[0]
-        split_node(hist, np.int64(0), np.int64(0), lay, edges, cfg, costs, crit, ip, fp,
+        split_node(hist, np.int64(0), np.int64(0), lay, edges, cfg, costs, crit, params,
                    work, classification, weighted, _empty_bufs(classification, weighted),
                    res, fmap, values, cstats, cw, cn)
     else:
         V = B.view(np.uint64)
         scratch = np.zeros((int(lay[0][-1]), n_cols))
         split_node_rows(RowBuffers(B, B, C, C, R, R, W, W, V, V), 0, n, scratch, np.int64(0),
-                        np.int64(0), lay, edges, cfg, costs, crit, ip, fp, work,
+                        np.int64(0), lay, edges, cfg, costs, crit, params, work,
                         classification, weighted, res, fmap, values, cstats, cw, cn)
         assert not scratch.any()  # left clean for the next node
     return res, values, fmap, cstats, cw, cn, work.perm.copy()

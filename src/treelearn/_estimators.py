@@ -27,7 +27,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from ._docs import fits, takes_rows
+from ._docs import CLASS_ATTRIBUTES, FEATURE_ATTRIBUTES, fits, takes_rows
 from ._interrupt import interruptible
 from ._memory import check as check_memory
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, expected_costs
@@ -133,13 +133,6 @@ class _Settings:
     max_leaf_nodes: int  # 0: depth-first growth
     random_split: bool
     seed: int
-
-    def arrays(self, total_weight: float, min_impurity_decrease: float):
-        iparams = np.array([self.max_depth, self.min_samples_split, self.min_samples_leaf,
-                            self.max_features, self.max_leaf_nodes, int(self.random_split),
-                            self.seed], dtype=np.int64)
-        fparams = np.array([self.min_weight_leaf, min_impurity_decrease, total_weight])
-        return iparams, fparams
 
 
 def resolve_max_features(mf, n_features: int) -> int:
@@ -731,10 +724,7 @@ class BaseDecisionTree(BaseEstimator):
         return Bunch(ccp_alphas=path.ccp_alphas, impurities=path.impurities)
 
 
-_DOC_ATTRIBUTES = """    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
+_DOC_ATTRIBUTES = FEATURE_ATTRIBUTES + """
     tree_ : Tree
         The fitted tree (flat arrays, scikit-learn's layout).
     feature_importances_ : ndarray of shape (n_features_in_,)
@@ -981,11 +971,7 @@ default="gini"
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_classes_ : int
-        Number of classes.
-""" + _DOC_ATTRIBUTES + """
+""" + CLASS_ATTRIBUTES + _DOC_ATTRIBUTES + """
     """
 
     _criteria = CLASSIFICATION_CRITERIA

@@ -242,7 +242,7 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
         min_weight_leaf=settings.min_weight_leaf, max_features=settings.max_features,
         max_leaf_nodes=0, min_impurity_decrease=min_impurity_decrease,
         seed=settings.seed, missing=MISSING_LEARN)
-    ip, fp = prm.arrays(total_w)
+    params = prm.scalars(total_w)
     one, lay, _, _ = table_layout(np.zeros((1, p), dtype=np.float32), binner, is_cat,
                                   n_levels)
     nbins = lay.nbins
@@ -250,7 +250,7 @@ def level_config(crit: int, settings, classes, binner: Binner, is_cat: np.ndarra
     cfg = Config(is_cat=is_cat, n_search=nbins.astype(np.int64),
                  category=category_search(is_cat), extras=fit_extras(prm))
     cfg_all = LevelConfig(lay=lay, edges=binner._table, cfg=cfg, costs=np.ones(p), crit=crit,
-                          iparams=ip, fparams=fp, classification=classification,
+                          params=params, classification=classification,
                           weighted=weighted, n_stats=n_stats, n_values=n_values, width=width)
     n_cols = (n_stats if classification else 3) + int(weighted)
     # a row of a small node as sent: bins, its index, class code or target, weight

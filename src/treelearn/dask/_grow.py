@@ -140,11 +140,11 @@ def _empty_bufs(classification: bool, weighted: bool):
 #: What every task of the level loop reads (:func:`treelearn.dask._estimators.level_config`):
 #: the table layout ``lay`` and bin ``edges``, the search's settings ``cfg``
 #: (:data:`treelearn.engine.search.Config`), feature ``costs``, the criterion ``crit``, the
-#: stopping rules ``iparams``/``fparams``, the histogram's kind (``classification``,
-#: ``weighted``) and the widths of the statistics, the values and a split (``n_stats``,
-#: ``n_values``, ``width``).
-LevelConfig = namedtuple("LevelConfig", ("lay", "edges", "cfg", "costs", "crit", "iparams",
-                                         "fparams", "classification", "weighted", "n_stats",
+#: stopping rules ``params`` (:data:`treelearn.engine.nodes.Scalars`), the histogram's kind
+#: (``classification``, ``weighted``) and the widths of the statistics, the values and a
+#: split (``n_stats``, ``n_values``, ``width``).
+LevelConfig = namedtuple("LevelConfig", ("lay", "edges", "cfg", "costs", "crit", "params",
+                                         "classification", "weighted", "n_stats",
                                          "n_values", "width"))
 
 
@@ -168,7 +168,7 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
     ``(records, full)``: the records ``(res, values, fmaps, cstats, cw, cn, perms)`` and the
     full histograms."""
     lay, edges, cfg, costs = cfg_all.lay, cfg_all.edges, cfg_all.cfg, cfg_all.costs
-    crit, iparams, fparams = cfg_all.crit, cfg_all.iparams, cfg_all.fparams
+    crit, params = cfg_all.crit, cfg_all.params
     classification, weighted = cfg_all.classification, cfg_all.weighted
     n_stats, n_values, width = cfg_all.n_stats, cfg_all.n_values, cfg_all.width
     m = len(plan)
@@ -216,12 +216,12 @@ def _split_level(summed, kinds, n_small, plan, depth, nconst, perms, seeds, cfg_
         if by_rows[j]:
             sm = -1 - kinds[plan[j][0]]
             split_node_rows(row_bufs, lo[sm], hi[sm], scratch, np.int64(depth[j]),
-                            np.int64(nconst[j]), lay, edges, cfg, costs, crit, iparams,
-                            fparams, work, classification, weighted, res[j], fmaps[j],
+                            np.int64(nconst[j]), lay, edges, cfg, costs, crit, params, work,
+                            classification, weighted, res[j], fmaps[j],
                             values[j], cstats[j], cw[j], cn[j])
         else:
             split_node(full[at[j]], np.int64(depth[j]), np.int64(nconst[j]), lay, edges, cfg,
-                       costs, crit, iparams, fparams, work, classification, weighted, bufs,
+                       costs, crit, params, work, classification, weighted, bufs,
                        res[j], fmaps[j], values[j], cstats[j], cw[j], cn[j])
         out_perms[j] = perm
     # the records as small as they can be: branches up to the widest split of the group,

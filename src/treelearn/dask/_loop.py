@@ -171,7 +171,7 @@ class _Book:
         return [q for q in range(len(self.level)) if self.is_open[q]]
 
     def record(self, q: int, j: int, rec: tuple, crit: int, classification: bool,
-               iparams: np.ndarray, has_full: bool):
+               params: tuple, has_full: bool):
         """Node ``level[q]`` (the ``j``-th open one) searched: its result ``rec``; returns its
         split for the partitions (or None) and its children as
         ``(node, open, build, parent index, siblings)`` with provisional build ids.
@@ -202,7 +202,7 @@ class _Book:
             lv, limp = leaf_values(cstats[b], cw[b], crit, classification)
             self.values.append((lv, limp, int(round(cn[b])), float(cw[b])))
             kids.append((kid, int(round(cn[b]))))
-        opens = [may_split(c, self.depth[node] + 1, iparams) and c > 0 for _, c in kids]
+        opens = [may_split(c, self.depth[node] + 1, params) and c > 0 for _, c in kids]
         builds, sibs = [-1] * k, [()] * k
         if k == 2 and all(opens) and has_full:
             # the smaller child is built, its sibling subtracted
@@ -262,7 +262,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
     together, are processed in groups whose histograms take at most ``budget`` bytes (one
     node at least); the client waits once per level, and once before the first for the
     states' places. ``row_bytes``: what a row of a small node costs to send."""
-    lay, crit, iparams = cfg_all.lay, cfg_all.crit, cfg_all.iparams
+    lay, crit, params = cfg_all.lay, cfg_all.crit, cfg_all.params
     classification, n_values, width = cfg_all.classification, cfg_all.n_values, cfg_all.width
     node_bytes = int(lay.hoff[-1]) * n_cols * 8  # one node's histogram
     prev_fulls: list = []  # the previous level's full histograms, one future per group
@@ -370,7 +370,7 @@ def grow_trees(client, states, books: list, cfg_all, n_cols: int, split_every: i
                 if (t, q) in where:
                     t_where[j] = where[(t, q)]
                 split, k_kids = bk.record(q, j, tuple(r[i] for r in recs), crit,
-                                          classification, iparams, (t, q) in where)
+                                          classification, params, (t, q) in where)
                 if split is not None:
                     sp[q] = split
                     if split[2] != KIND_NUMERIC:

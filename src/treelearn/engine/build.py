@@ -15,8 +15,9 @@ shared ranks (a forest)       ``grow_ranked``, when :func:`ranked_applies`: rank
                               all rows, each node sorting only the features it draws
 shared presort (a forest)     ``grow_presorted``: the sorted lists of all rows
 a fitted binner               ``grow_hist``: histograms
-anything else                 ``grow_exact``: presorted lists of this tree's rows
-                              (or, when :func:`ranked_applies`, ranks of them)
+anything else                 ``grow_ranked`` on ranks of this tree's rows when
+                              :func:`ranked_applies`, else ``grow_presorted`` on
+                              its presorted lists (both from one presort)
 ============================  ====================================================
 
 Why a module of its own: the choice used to sit in the estimators' module, which then
@@ -39,7 +40,7 @@ from .columns import presort, subset_sorted
 from .criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, node_impurity
 from .fit import GrowParams, assemble, category_search, fit_extras, search_work
 from .layouts.bins import HIST_POOL_BYTES, grow_binned, grow_hist
-from .layouts.presorted import grow_exact, grow_presorted
+from .layouts.presorted import grow_presorted
 from .layouts.ranked import RANKED_FRACTION, grow_ranked, rank_columns, ranked_applies
 from .layouts.sparse import grow_sparse
 from .levels import KIND_NUMERIC, MISSING_C45, MISSING_IMPUTE, MISSING_LEARN, MISSING_M5
@@ -132,7 +133,12 @@ def grow(X, is_categorical: np.ndarray, n_levels: np.ndarray, ycls: np.ndarray,
                               ycls, yreg, w, prm, shared.parallel, shared.scratch)
     if binner is not None:
         return grow_hist(X, binner, is_categorical, n_levels, ycls, yreg, w, prm)
-    return grow_exact(X, is_categorical, n_levels, ycls, yreg, w, prm)
+    sorted_ = presort(X)
+    # the presort puts NaN last: the one place that knows whether this tree's rows have holes
+    if ranked_applies(prm, is_categorical, bool(np.isnan(sorted_[0][:, -1]).any())):
+        return grow_ranked(rank_columns(*sorted_), np.arange(X.shape[0], dtype=np.int32),
+                           ycls, yreg, w, prm)
+    return grow_presorted(sorted_, is_categorical, n_levels, ycls, yreg, w, prm)
 
 
 # -- memory -----------------------------------------------------------------------------------

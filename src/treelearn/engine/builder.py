@@ -22,7 +22,7 @@ nothing else:
 
 The shared part: the frontier (stack or heap), the node table and level-map store and their
 growth, the stopping rule of ``max_leaf_nodes``, the level maps of categorical splits, the
-chunk of work per call (``iparams[P_CHUNK]``, charged ``L.charge`` per row of a node), and the
+chunk of work per call (``params.chunk``, charged ``L.charge`` per row of a node), and the
 protocol between the runner and its driver (``RUN_*`` of :mod:`.nodes`). The chunked driver in
 Python (Ctrl-C between chunks) is :func:`treelearn.engine.fit.drive`.
 
@@ -94,7 +94,7 @@ NEED_ARENA = -1
 #: The fields every layout has, which the loops read: the parameters, the children's row
 #: ranges and histogram slots, the search's scratch (``work.best_map``: a split's level map), the
 #: level counts and level tables of categorical features, and the work charged per row.
-COMMON_FIELDS = ("iparams", "kid_lo", "kid_hi", "kid_slot", "work", "n_levels", "luts",
+COMMON_FIELDS = ("params", "kid_lo", "kid_hi", "kid_slot", "work", "n_levels", "luts",
                  "lutoff", "charge")
 
 
@@ -404,7 +404,7 @@ def grow_depth_first(L, data, ti, tf, tv, cats, stack, gs):
     """Depth-first growth (preorder numbering), until the stack is empty or the chunk's
     work is done: :func:`run_depth_first`, and what it hands back. Returns the arrays that
     may have been reallocated: ``(data, ti, tf, tv, cats, stack)``."""
-    gs[nd.G_BUDGET] = L.iparams[nd.P_CHUNK]
+    gs[nd.G_BUDGET] = L.params.chunk
     kmax = L.kid_lo.shape[0]
     codes_max = max_levels(L.n_levels)
     while True:
@@ -431,8 +431,8 @@ def grow_best_first(L, data, ti, tf, tv, cats, kids, heap, gs):
     is created (scikit-learn's frontier holds nodes with their best split); its children's
     ranges wait in ``kids`` until it is expanded, and are opened then, in branch order.
     Returns ``(data, ti, tf, tv, cats, kids, heap)``."""
-    budget = L.iparams[nd.P_CHUNK]
-    limit = L.iparams[nd.P_MAX_LEAF_NODES]
+    budget = L.params.chunk
+    limit = L.params.max_leaf_nodes
     codes_max = max_levels(L.n_levels)
     if gs[nd.G_NODES] == 0:
         z = np.int64(0)  # not the literal 0: see treelearn.engine.config

@@ -86,35 +86,25 @@ class GrowParams:
         return (self.costs is None and self.selection == 0 and not self.average_gain
                 and not self.threshold_penalty)
 
-    def arrays(self, total_weight: float, chunk: int | None = None):
-        """The parameter arrays the compiled loops read (``chunk``: work per call, default
-        :data:`CHUNK_WORK` as it is at the call)."""
-        ip = np.zeros(nd.N_IPARAMS, dtype=np.int64)
-        ip[nd.P_MAX_DEPTH] = self.max_depth
-        ip[nd.P_MIN_SPLIT] = self.min_samples_split
-        ip[nd.P_MIN_LEAF] = self.min_samples_leaf
-        ip[nd.P_MAX_FEATURES] = self.max_features
-        ip[nd.P_MAX_LEAF_NODES] = self.max_leaf_nodes
-        ip[nd.P_RANDOM] = int(self.random_split)
-        ip[nd.P_SEED] = self.seed
-        ip[nd.P_MODE] = self.missing
-        ip[nd.P_MULTIWAY] = int(self.multiway)
-        ip[nd.P_COST_MODE] = self.cost_mode
-        ip[nd.P_MIN_COUNT] = self.min_count
-        ip[nd.P_SELECTION] = self.selection
-        ip[nd.P_AVERAGE_GAIN] = int(self.average_gain)
-        ip[nd.P_PENALTY] = int(self.threshold_penalty)
-        ip[nd.P_CHUNK] = CHUNK_WORK if chunk is None else chunk
-        fp = np.zeros(nd.N_FPARAMS)
-        fp[nd.P_MIN_WEIGHT_LEAF] = self.min_weight_leaf
-        fp[nd.P_MIN_IMPURITY_DECREASE] = self.min_impurity_decrease
-        fp[nd.P_TOTAL_WEIGHT] = total_weight
-        fp[nd.P_COST_WEIGHT] = self.cost_weight
-        fp[nd.P_SMOOTH] = self.smooth
-        fp[nd.P_ALPHA] = self.alpha
-        fp[nd.P_MIN_IMPURITY] = self.min_impurity_split
-        fp[nd.P_SCREEN] = self.screen
-        return ip, fp
+    def scalars(self, total_weight: float, chunk: int | None = None) -> nd.Scalars:
+        """The parameters the compiled loops read (:data:`treelearn.engine.nodes.Scalars`),
+        typed as they read them (``chunk``: work per call, default :data:`CHUNK_WORK` as it
+        is at the call)."""
+        values = dict(
+            max_depth=self.max_depth, min_split=self.min_samples_split,
+            min_leaf=self.min_samples_leaf, max_features=self.max_features,
+            max_leaf_nodes=self.max_leaf_nodes, random=self.random_split, seed=self.seed,
+            mode=self.missing, multiway=self.multiway, cost_mode=self.cost_mode,
+            min_count=self.min_count, selection=self.selection,
+            average_gain=self.average_gain, penalty=self.threshold_penalty,
+            chunk=CHUNK_WORK if chunk is None else chunk,
+            min_weight_leaf=self.min_weight_leaf,
+            min_impurity_decrease=self.min_impurity_decrease, total_weight=total_weight,
+            cost_weight=self.cost_weight, smooth=self.smooth, alpha=self.alpha,
+            min_impurity=self.min_impurity_split, screen=self.screen)
+        # one Numba type whatever Python or NumPy scalars the estimator resolved
+        return nd.Scalars(**{k: np.int64(v) if k in nd.INT_SCALARS else np.float64(v)
+                             for k, v in values.items()})
 
 
 def search_work(n: int, p: int, S: int, width: int, seed: int, absolute: bool,
@@ -231,7 +221,7 @@ def drive(args: dict, prm: GrowParams, n: int, p: int, scratch: Scratch | None =
 
     ``args`` holds the layout ``L`` and its ``data``; the node tables and the frontier are
     added here (:func:`_node_table`, :func:`_frontier`). Each call of the builder's loop does
-    at most a chunk of work (``iparams[P_CHUNK]``) and returns the arrays it may have replaced
+    at most a chunk of work (``params.chunk``) and returns the arrays it may have replaced
     (``data``, a table or the frontier grown), in the order of its parameters. Between calls a
     Ctrl-C stops the fit (nothing is left half-built). With ``scratch`` the node tables are
     taken from it and given back, the tree holding copies of what it keeps."""
@@ -255,7 +245,7 @@ def drive(args: dict, prm: GrowParams, n: int, p: int, scratch: Scratch | None =
 
 def category_search(is_cat: np.ndarray) -> np.bool_ | None:
     """The last member of a grower's ``cfg``: None when no column is categorical, so that the
-    kernels compile no category search for a numeric table (``grow_exact._levels_opt``,
+    kernels compile no category search for a numeric table (``presorted._levels_opt``,
     ``grow_hist._summary_opt``; about a third of a first fit's compile time)."""
     return np.bool_(True) if bool(np.asarray(is_cat).any()) else None
 

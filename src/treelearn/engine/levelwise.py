@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import levels as lvl
-from . import nodes as nd
 from .config import EPSILON, njit
 from .criteria import node_impurity, two_way_decrease
 from .hist import (
@@ -134,7 +133,7 @@ def rows_node_stats(C, R, W, lo, hi, n_stats, stats):
 
 
 @njit
-def _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification, res,
+def _node_start(nstats, wn, n, depth, nconst, crit, params, classification, res,
                 values):
     """A node's values and result row from its statistics; returns its impurity, or -1.0
     when the stopping rules keep it a leaf."""
@@ -151,13 +150,13 @@ def _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classifica
     res[L_IMPURITY] = imp
     res[L_SEEN] = 0.0
     res[L_NCONST] = nconst
-    if not splittable(n, wn, imp, depth, iparams, fparams, EPSILON):
+    if not splittable(n, wn, imp, depth, params, EPSILON):
         return -1.0
     return imp
 
 
 @njit
-def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification, weighted,
+def _node_finish(hist, nstats, wn, imp, lay, crit, params, work, classification, weighted,
                  res, fmap_out, cstats, cw, cn):
     """The found split into ``res`` and ``fmap_out``, its children's statistics from the
     split feature's part of ``hist``, unless the impurity decrease is below the minimum."""
@@ -177,13 +176,13 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
     # weighted impurity decrease, scikit-learn's definition (two-way: right = parent - left)
     if k == 2:
         improvement = two_way_decrease(nstats, cstats[0], cstats[1], cw[0], wn, imp, crit,
-                                       fparams[nd.P_TOTAL_WEIGHT])
+                                       params.total_weight)
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
             dec -= (cw[b] / wn) * node_impurity(cstats[b], cw[b], crit)
-        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / params.total_weight) * dec
+    if improvement + EPSILON < params.min_impurity_decrease:
         return
     r_miss = hoff[f] + nb
     miss = 0.0  # weight of the node's rows whose split value is missing
@@ -204,7 +203,7 @@ def _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification
 
 
 @njit
-def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fparams, work,
+def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, params, work,
                classification, weighted, bufs, res, fmap_out, values, cstats, cw, cn):
     """One open node of a level: its values (``values``: class fractions or the mean), the
     stopping rules, and the best split (``res``, ``fmap_out``) with its children's statistics
@@ -213,22 +212,22 @@ def split_node(hist, depth, nconst, lay, edges, cfg, costs, crit, iparams, fpara
     hoff = lay.hoff
     nstats = work.nstats
     wn, n = hist_node_stats(hist, hoff, nstats.shape[0], classification, weighted, nstats)
-    imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
+    imp = _node_start(nstats, wn, n, depth, nconst, crit, params, classification,
                       res, values)
     if imp < 0.0:
         return
     found, n_total = search_node_hist(
         (bufs, 0, hist, False, lay, edges, classification, weighted, True), cfg, costs, 0, 0,
-        nconst, wn, imp, crit, iparams, fparams, work, None, cfg.extras)
+        nconst, wn, imp, crit, params, work, None, cfg.extras)
     res[L_NCONST] = n_total
     if found:
-        _node_finish(hist, nstats, wn, imp, lay, crit, fparams, work, classification,
+        _node_finish(hist, nstats, wn, imp, lay, crit, params, work, classification,
                      weighted, res, fmap_out, cstats, cw, cn)
 
 
 @njit
 def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs, crit,
-                    iparams, fparams, work, classification, weighted, res, fmap_out, values,
+                    params, work, classification, weighted, res, fmap_out, values,
                     cstats, cw, cn):
     """:func:`split_node` for a small node from its rows ``[lo, hi)`` of ``bufs`` (the local
     grower's small-node search: each drawn feature's histogram built from the rows into
@@ -238,13 +237,13 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
     B, C, R, W = bufs.B0, bufs.C0, bufs.R0, bufs.W0
     nstats = work.nstats
     wn, n = rows_node_stats(C, R, W, lo, hi, nstats.shape[0], nstats)
-    imp = _node_start(nstats, wn, n, depth, nconst, crit, iparams, fparams, classification,
+    imp = _node_start(nstats, wn, n, depth, nconst, crit, params, classification,
                       res, values)
     if imp < 0.0:
         return
     found, n_total = search_node_hist(
         (bufs, 0, scratch, True, lay, edges, classification, weighted, True), cfg, costs, lo,
-        hi, nconst, wn, imp, crit, iparams, fparams, work, None, cfg.extras)
+        hi, nconst, wn, imp, crit, params, work, None, cfg.extras)
     res[L_NCONST] = n_total
     if not found:
         return
@@ -252,7 +251,7 @@ def split_node_rows(bufs, lo, hi, scratch, depth, nconst, lay, edges, cfg, costs
     mask, order = work.mask, work.order
     hist_feature_rows(B, C, R, W, lo, hi, scratch, hoff, fcol, fwide, True, f, mask)
     n_order = mask_order(mask, nbins[f] + 1, order)
-    _node_finish(scratch, nstats, wn, imp, lay, crit, fparams, work, classification, weighted,
+    _node_finish(scratch, nstats, wn, imp, lay, crit, params, work, classification, weighted,
                  res, fmap_out, cstats, cw, cn)
     clear_bins(scratch, hoff[f], order, n_order)
 

@@ -27,6 +27,8 @@ Growth order (scikit-learn's, so that trees are numbered as its are):
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from . import levels as lvl
@@ -53,15 +55,25 @@ SCALAR_TYPES = dict.fromkeys(
     ("node", "lo", "hi", "depth", "k", "d", "nconst", "slot", "arena_top", "n_total",
      "n_parent", "codes_max", "kmax"), "int64") | dict.fromkeys(("wn", "imp"), "float64")
 
-# Integer parameters, in this order, in the ``iparams`` array.
-(P_MAX_DEPTH, P_MIN_SPLIT, P_MIN_LEAF, P_MAX_FEATURES, P_MAX_LEAF_NODES, P_RANDOM, P_SEED,
- P_MODE, P_MULTIWAY, P_COST_MODE, P_MIN_COUNT, P_SELECTION, P_AVERAGE_GAIN, P_PENALTY,
- P_CHUNK) = range(15)
-N_IPARAMS = 15
-# Float parameters in ``fparams``.
-(P_MIN_WEIGHT_LEAF, P_MIN_IMPURITY_DECREASE, P_TOTAL_WEIGHT, P_COST_WEIGHT, P_SMOOTH,
- P_ALPHA, P_MIN_IMPURITY, P_SCREEN) = range(8)
-N_FPARAMS = 8
+#: The grow parameters every kernel reads, as one named tuple of scalars (built by
+#: :meth:`treelearn.engine.fit.GrowParams.scalars`): integers ``max_depth``, ``min_split``
+#: (min_samples_split), ``min_leaf`` (min_samples_leaf), ``max_features`` (features drawn per
+#: node), ``max_leaf_nodes`` (0: depth-first), ``random`` (1: one random threshold per feature,
+#: extra trees), ``seed``, ``mode`` (the missing-value method, ``levels.MISSING_*``),
+#: ``multiway`` (1: one branch per category), ``cost_mode`` (``COST_*``), ``min_count`` (C4.5's
+#: fewest cases in two branches), ``selection`` (``SELECT_*``), ``average_gain`` and
+#: ``penalty`` (C4.5's rules, 0/1), ``chunk`` (work per call of a node loop); floats
+#: ``min_weight_leaf``, ``min_impurity_decrease``, ``total_weight`` (the root's weight),
+#: ``cost_weight``, ``smooth`` (M5's), ``alpha`` and ``screen`` (the selection tests' levels),
+#: ``min_impurity`` (M5's stopping impurity). Numba passes it as a struct and reads a field as
+#: a register: it replaced two arrays read through 23 slot constants (``iparams[P_MIN_LEAF]``).
+Scalars = namedtuple("Scalars", (
+    "max_depth", "min_split", "min_leaf", "max_features", "max_leaf_nodes", "random", "seed",
+    "mode", "multiway", "cost_mode", "min_count", "selection", "average_gain", "penalty",
+    "chunk", "min_weight_leaf", "min_impurity_decrease", "total_weight", "cost_weight",
+    "smooth", "alpha", "min_impurity", "screen"))
+#: Which fields of :data:`Scalars` are integers (the rest are floats).
+INT_SCALARS = Scalars._fields[:15]
 
 # Slots of the grower's persistent state ``gs`` (int64): counts and tops of the tables, the
 # work left in the current chunk (G_BUDGET), and a node left half-done by a depth-first
@@ -336,20 +348,20 @@ def make_leaf(ti, tf, node):
 
 
 @tiny
-def may_split(n, depth, iparams):
+def may_split(n, depth, params):
     """The rules of :func:`splittable` that a node's row count and depth alone decide:
     below ``max_depth``, at least ``min_samples_split`` and ``2 * min_samples_leaf`` rows.
     Written once for every layout and Dask's level loop, which ask it of a child before
     searching it (a child that fails it is a leaf whatever its rows)."""
-    return (depth < iparams[P_MAX_DEPTH] and n >= iparams[P_MIN_SPLIT]
-            and n >= 2 * iparams[P_MIN_LEAF])
+    return (depth < params.max_depth and n >= params.min_split
+            and n >= 2 * params.min_leaf)
 
 
 @tiny
-def splittable(n, wn, imp, depth, iparams, fparams, eps):
+def splittable(n, wn, imp, depth, params, eps):
     """scikit-learn's stopping rules: a node is a leaf at ``max_depth``, with fewer than
     ``min_samples_split`` (or ``2 * min_samples_leaf``) rows, less than twice the minimum leaf
-    weight, or an impurity at most ``eps``; and M5's: an impurity below ``P_MIN_IMPURITY``
+    weight, or an impurity at most ``eps``; and M5's: an impurity below ``params.min_impurity``
     (for regression the variance, so M5's "standard deviation under 5% of the root's" is
     ``0.05**2`` times the root's variance).
 
@@ -358,11 +370,11 @@ def splittable(n, wn, imp, depth, iparams, fparams, eps):
     and the rows counted include the fractional copies of missing values, which a split on a
     many-level feature hands to each of its branches (at 100k rows and a 1,000-level column,
     146k such children were searched in vain: 10.8M entries)."""
-    if iparams[P_MODE] == lvl.MISSING_C45 and \
-            wn < 2.0 * iparams[P_MIN_LEAF] * lvl.C45_SLACK * (1.0 - 1e-12):
+    if params.mode == lvl.MISSING_C45 and \
+            wn < 2.0 * params.min_leaf * lvl.C45_SLACK * (1.0 - 1e-12):
         return False
-    return may_split(n, depth, iparams) and not (
-        wn < 2.0 * fparams[P_MIN_WEIGHT_LEAF] or imp <= eps or imp < fparams[P_MIN_IMPURITY])
+    return may_split(n, depth, params) and not (
+        wn < 2.0 * params.min_weight_leaf or imp <= eps or imp < params.min_impurity)
 
 
 @tiny

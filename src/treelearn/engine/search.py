@@ -10,12 +10,12 @@ does for the node loops (see the notes there: a copy shares the function's code,
 caches it under its own name, and the compiled search calls its layout's steps directly).
 A layout's steps, as the search calls them:
 
-* ``feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+* ``feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, params, rand_thr,
   need_real, absolute)``: feature ``f``'s best split into ``work.out`` (the ``R_*``
   slots), its level map into ``work.fmap``; returns whether the feature is usable (not
   constant at the node);
 * ``random_cut(X, f, lo, hi, rng)``: ``(usable, threshold)``, scikit-learn's random
-  splitter's constant check and one threshold drawn (called only when ``iparams[P_RANDOM]``);
+  splitter's constant check and one threshold drawn (called only when ``params.random``);
 * ``log_pvalue(X, cfg, work, f, lo, hi, wn, crit)``: the feature's log p-value of
   independence (``selection="test"`` and ``"screened"``, :mod:`treelearn.engine.selection`);
 * ``keep(X, cfg, work, f)``: the feature's split kept as the best so far
@@ -36,7 +36,6 @@ import numpy as np
 
 from . import criteria as crt
 from . import levels as lvl
-from . import nodes as nd
 from .builder import check_steps, copy_function, unbound
 from .config import driver, noref, tiny
 from .random import draw_finish, draw_next, draw_result, draw_start
@@ -112,15 +111,15 @@ def note_candidate(fres, m, f, out, penalty, crit, wn):
 
 
 @noref
-def choose(fres, m, avg_gain, select, wn, fparams, crit):
+def choose(fres, m, avg_gain, select, wn, params, crit):
     """The winning row of ``fres[:m]`` under C4.5's rules or the statistical selection
     (``select``: a ``SELECT_*`` code); -1 when no feature qualifies."""
     if m == 0:
         return -1
     if select == SELECT_SCREENED:
         # the criterion's best among the features the test finds associated at the node
-        # (p below fparams[P_SCREEN]); none: the smallest p-value, as "test"
-        log_screen = math.log(fparams[nd.P_SCREEN]) if fparams[nd.P_SCREEN] > 0.0 else -np.inf
+        # (p below params.screen); none: the smallest p-value, as "test"
+        log_screen = math.log(params.screen) if params.screen > 0.0 else -np.inf
         best = -1
         best_sc = -np.inf
         for j in range(m):
@@ -137,12 +136,12 @@ def choose(fres, m, avg_gain, select, wn, fparams, crit):
             if fres[j, F_OK] > 0.0 and fres[j, F_LOGP] < best_p:
                 best_p = fres[j, F_LOGP]
                 best = j
-        if best >= 0 and fparams[nd.P_ALPHA] < 1.0:
+        if best >= 0 and params.alpha < 1.0:
             n_ok = 0
             for j in range(m):
                 if fres[j, F_OK] > 0.0:
                     n_ok += 1
-            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(fparams[nd.P_ALPHA]):
+            if adjusted_log_pvalue(best_p, np.int64(n_ok)) > math.log(params.alpha):
                 return -1
         return best
     threshold = -np.inf
@@ -169,7 +168,7 @@ def choose(fres, m, avg_gain, select, wn, fparams, crit):
     return best
 
 
-def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work,
+def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, params, work,
                 absolute, extras):
     """Best split of the node ``[lo, hi)``; returns ``(found, n_constants)`` with the winner
     in ``work.best`` (R_* slots), its level map in ``work.best_map`` and left statistics in
@@ -181,7 +180,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     gain is at least the average; with ``selection="test"`` the smallest p-value
     (:mod:`treelearn.engine.selection`), the cut then chosen by the criterion; with
     ``"screened"`` the largest score among the features whose p-value is below
-    ``fparams[P_SCREEN]``, else the smallest p-value.
+    ``params.screen``, else the smallest p-value.
     ``extras`` (:func:`treelearn.engine.fit.fit_extras`) None: none of these rules or costs,
     and their code is not compiled. It is an argument of its own, though ``cfg.extras``
     holds the same value, because Numba drops a branch on ``x is None`` at compile time only
@@ -194,21 +193,21 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     rng = work.rng
     is_cat = cfg.is_cat
     n_features = perm.shape[0]
-    cost_mode = iparams[nd.P_COST_MODE]
-    select = iparams[nd.P_SELECTION]
+    cost_mode = params.cost_mode
+    select = params.selection
     select_test = select != SELECT_CRITERION  # p-values wanted
-    avg_gain = iparams[nd.P_AVERAGE_GAIN] != 0
-    penalty = iparams[nd.P_PENALTY] != 0
+    avg_gain = params.average_gain != 0
+    penalty = params.penalty != 0
     rules = avg_gain or penalty or select_test
     need_real = cost_mode != COST_NONE or rules
-    random_split = iparams[nd.P_RANDOM] != 0
+    random_split = params.random != 0
     draw_start(draw, n_features, nconst)
     m = 0
     best_score = -np.inf
     found = False
     rand_thr = np.nan
     while True:
-        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, params.max_features)
         if f < 0:
             break
         if random_split:
@@ -217,7 +216,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
                 draw_result(draw, perm, np.bool_(False))
                 continue
         fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-        usable = feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams,
+        usable = feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, params,
                                 rand_thr, need_real, absolute)
         draw_result(draw, perm, usable)
         if not usable or out[lvl.R_SCORE] == -np.inf:
@@ -232,7 +231,7 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
         sc = out[lvl.R_SCORE]
         if extras is not None and cost_mode != COST_NONE:
             sc = cost_score(max(out[lvl.R_REAL], 0.0), costs[f], cost_mode,
-                            fparams[nd.P_COST_WEIGHT])
+                            params.cost_weight)
         if sc > best_score:
             best_score = sc
             found = True
@@ -241,14 +240,14 @@ def search_node(X, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, 
     if extras is None or not rules:
         return found, n_total
     # Node-level choice among the features' best tests.
-    winner = choose(fres, np.int64(m), avg_gain, select, wn, fparams, crit)
+    winner = choose(fres, np.int64(m), avg_gain, select, wn, params, crit)
     if winner < 0:
         return False, n_total
     f = int(fres[winner, F_FEAT])
     # Search the winner again for its level map and left statistics (its results were
     # overwritten by the features examined after it), at its own random threshold.
     fcrit = crt.ENTROPY if penalty and crit == crt.GAIN_RATIO and not is_cat[f] else crit
-    feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, iparams, fparams,
+    feature_search(X, cfg, work, f, lo, hi, wn, fcrit, imp, params,
                    fres[winner, F_THR], np.bool_(True), absolute)
     keep(X, cfg, work, f)
     return True, n_total

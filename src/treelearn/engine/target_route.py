@@ -14,7 +14,7 @@ in three steps, and ``missing="m5"`` follows them:
    above the average of the two branch means, else to the other (for a multiway split,
    which M5 never makes, the branch of the nearest mean). :func:`route_entries` (presorted
    lists) and :func:`route_rows` (histogram rows) do this inside the growers
-   (``iparams[P_MODE] == MISSING_M5``), so every later split sees these cases in their
+   (``params.mode == MISSING_M5``), so every later split sees these cases in their
    branch.
 3. **Prediction**: the target is not known, so an unknown value is replaced by the average
    value of the attribute over the training cases that reached the node (weighted by their

@@ -1,6 +1,6 @@
 """The compiled node loop of the histogram splitter, for numeric data and tables alike.
 
-The same loop as :mod:`treelearn.engine.grow_exact` (scikit-learn's feature draw and growth
+The same loop as :mod:`treelearn.engine.layouts.presorted` (scikit-learn's feature draw and growth
 orders, the same stopping rules, missing-value modes, categorical splits, C4.5's rules and the
 statistical selection; a multiway split makes ``k`` children), on the data layout of
 :mod:`treelearn.engine.hist`: rows grouped by node in two buffers, per-node histograms.
@@ -133,11 +133,11 @@ DRAWN_FRACTION = 3
 
 
 @noref
-def _per_feature(n, p, pool, iparams):
+def _per_feature(n, p, pool, params):
     """Whether a node of ``n`` rows builds the histogram of each feature it draws as it
     draws it (small nodes, and nodes that draw few of many features) rather than the
     histogram of all features."""
-    return _small(n, p, pool) or DRAWN_FRACTION * iparams[nd.P_MAX_FEATURES] <= p
+    return _small(n, p, pool) or DRAWN_FRACTION * params.max_features <= p
 
 
 @tiny
@@ -254,7 +254,7 @@ def _bin_empty(hist, r, classification, weighted):
 
 
 @tiny
-def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, params, rand_thr,
                     need_real, absolute):
     """One feature's best split at the node from its histogram (or, for absolute error, from
     its rows): the ``feature_search`` step of :mod:`treelearn.engine.search`. ``X`` is
@@ -266,13 +266,13 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
                                           work.order, work.mask)
     hoff, nbins, fcol, fwide = lay
     is_cat, n_codes = cfg.is_cat, cfg.n_search
-    mode = iparams[nd.P_MODE]
+    mode = params.mode
     nb = nbins[f]
     if absolute is not None:
         B, C, R, W, _ = _side(bufs, d)
         return search_rows_abs(B, R, W, lo, hi, fcol[f], fwide[f] != 0, nb, is_cat[f],
-                               n_codes[f], imp, mode, iparams[nd.P_MULTIWAY] != 0,
-                               iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out,
+                               n_codes[f], imp, mode, params.multiway != 0,
+                               params.min_leaf, params.min_weight_leaf, fmap, out,
                                work.afs, work.ajs, edges, f)
     n_order = -1
     B, C, R, W, _ = _side(bufs, d)
@@ -292,11 +292,11 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
         # the common cases, scanned straight from the histogram
         if two:
             usable = scan_hist_two(hist, f, hoff, nbins, classification, weighted, crit,
-                                   iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], order,
+                                   params.min_leaf, params.min_weight_leaf, order,
                                    n_order, out, work.mono[f], work.bounds[0], work.bounds[1])
         else:
             usable = scan_hist_classes(hist, f, hoff, nbins, weighted, crit,
-                                       iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                       params.min_leaf, params.min_weight_leaf,
                                        order, n_order, st, out)
         if n_small:
             clear_bins(hist, hoff[f], order, n_order)
@@ -310,7 +310,7 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
         clear_bins(hist, hoff[f], order, n_order)
     if work.mono[f] != 0:  # a constrained numeric feature (constraints on categories refused)
         usable = search_summary_numeric(st, ws, iw, u, mw, mn, crit, imp, mode,
-                                        iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                        params.min_leaf, params.min_weight_leaf,
                                         need_real, out, cfg.extras, work.mono[f],
                                         work.bounds[0], work.bounds[1])
         if out[lvl.R_SCORE] > -np.inf:
@@ -318,9 +318,9 @@ def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, ra
                               else np.float64(edges[f, int(out[lvl.R_LO])]))
         return usable
     usable = _summary_opt(cfg.category, st, ws, iw, u, mw, mn, is_cat[f], crit, imp, mode,
-                          iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
-                          fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
-                          fparams[nd.P_SMOOTH], fmap, n_codes[f], out, cfg.extras)
+                          params.multiway != 0, params.min_leaf,
+                          params.min_weight_leaf, need_real, params.min_count,
+                          params.smooth, fmap, n_codes[f], out, cfg.extras)
     if out[lvl.R_SCORE] > -np.inf and out[lvl.R_KIND] == lvl.KIND_NUMERIC:
         out[lvl.R_THR] = np.inf if out[lvl.R_HI] < 0 else np.float64(edges[f, int(out[lvl.R_LO])])
     return usable
@@ -339,7 +339,7 @@ def _summary_opt_impl(levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mo
                       extras):
     # ``levels`` (``cfg.category``) is None when no column is categorical: only the numeric summary
     # search is compiled (first hist fit on 5,000 x 10 numbers, empty cache: see config.py),
-    # as in ``grow_exact._levels_opt``.
+    # as in ``presorted._levels_opt``.
     if isinstance(levels, types.NoneType):
         return (lambda levels, st, ws, iw, u, mw, mn, categorical, crit, pimp, mode, multiway,
                 min_leaf, min_wleaf, need_real, min_count, smooth, fmap, n_codes, out, extras:
@@ -402,11 +402,11 @@ def open_rows(bufs, d, tf, tv, node, lo, hi, crit, nstats, absolute, afs, ajs):
 
 
 @njit
-def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, iparams, fparams,
+def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, params,
                work, buffers, lay, kid_lo, kid_hi, absolute, tcounts, extras):
     """Move the node's rows (buffer ``d``) into its children's ranges of the other buffer by
     its best split; record the split. Returns ``(k, arena_top)`` like
-    :func:`treelearn.engine.grow_exact.split_node` (``extras`` None: no fractional rows or
+    :func:`treelearn.engine.layouts.presorted.split_node` (``extras`` None: no fractional rows or
     M5 routing, not compiled)."""
     best, best_map, cstats = work.best, work.best_map, work.best_left
     bmark, counts, starts, shares, pos = buffers
@@ -423,7 +423,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
     n_all = mark_rows(Bs, lo, hi, fcol[f], fwide[f] != 0, nb, kind, lo_bin, mb, best_map, bmark,
                       counts, k)
     seen = counts[k] > 0
-    routed = iparams[nd.P_MODE] == lvl.MISSING_M5
+    routed = params.mode == lvl.MISSING_M5
     if extras is not None and routed and n_all > 0:
         # M5′: the missing rows go where their target fits (treelearn.engine.target_route)
         route_rows(Rs, Ws, lo, hi, bmark, counts, k, shares)
@@ -458,7 +458,7 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
         wl = rows_stats(Cd, Rd, Wd, kid_lo[0], kid_hi[0], cstats)
         left0 = cstats[0]
         improvement = two_way_decrease(work.nstats, cstats, cstats, wl, wn, imp, crit,
-                                       fparams[nd.P_TOTAL_WEIGHT])
+                                       params.total_weight)
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
@@ -468,8 +468,8 @@ def split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, ipar
             else:
                 ic = node_impurity(cstats, wc, crit)
             dec -= (wc / wn) * ic
-        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / params.total_weight) * dec
+    if improvement + EPSILON < params.min_impurity_decrease:
         return 0, arena_top - starts[k] if fractional else arena_top
     # M5′: prediction's branch comes from the node's average value, set after growth
     store_split(ti, tf, node, f, k, kind, 0 if routed else mb, seen, thr, improvement)
@@ -529,7 +529,7 @@ _rows1_opt = if_present(_rows1)
 @njit
 @driver
 def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-             nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+             nfree, priv, tcounts, lay, edges, cfg, costs, crit, params, work,
              buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
     """Open, search and split one node. Returns ``(k, n_constants, arena_top, slot)``
     (``k == 0``: a leaf; :data:`NEED_ARENA`: the row buffers must grow first, see
@@ -537,7 +537,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     wn, imp = open_rows(bufs, d, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
                         work.ajs)
     open_bounds(work.bounds, tf, node)
-    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+    if not splittable(hi - lo, wn, imp, depth, params, EPSILON):
         _release(free, nfree, slot)
         return 0, nconst, arena_top, -1
     hoff = lay.hoff
@@ -545,7 +545,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
     clean = pool.shape[0] - 1
     n_small = False
     if absolute is None and slot < 0:
-        if _per_feature(hi - lo, p, pool, iparams):
+        if _per_feature(hi - lo, p, pool, params):
             # built feature by feature as the search draws them (see _feature_search)
             slot = clean
             n_small = True
@@ -553,7 +553,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
             slot = _node_hist(bufs, d, lo, hi, pool, free, nfree, lay, sq, priv)
     found, n_total = search_node_hist(
         (bufs, d, pool[max(slot, 0)], n_small, lay, edges, classification, weighted, sq), cfg,
-        costs, lo, hi, nconst, wn, imp, crit, iparams, fparams, work, absolute, cfg.extras)
+        costs, lo, hi, nconst, wn, imp, crit, params, work, absolute, cfg.extras)
     if slot == clean:
         if not n_small:
             _clear(bufs, d, lo, hi, pool, lay)
@@ -562,7 +562,7 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
         _release(free, nfree, slot)
         return 0, n_total, arena_top, -1
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit,
-                              iparams, fparams, work, buffers, lay, kid_lo, kid_hi, absolute,
+                              params, work, buffers, lay, kid_lo, kid_hi, absolute,
                               tcounts, cfg.extras)
     if k == 0:
         _release(free, nfree, slot)
@@ -573,20 +573,20 @@ def _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_t
 @noref
 @driver
 def _process_serial(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
-                    free, nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
+                    free, nfree, lay, edges, cfg, costs, crit, params, work, buffers,
                     kid_lo, kid_hi, absolute, classification, weighted, sq):
     """:func:`_process` on one thread, without reference counting: most nodes are small,
     and counting the references of the arrays every kernel takes from its argument tuples
     was a third of a fully grown tree's fit."""
     return _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
-                    free, nfree, None, None, lay, edges, cfg, costs, crit, iparams, fparams,
+                    free, nfree, None, None, lay, edges, cfg, costs, crit, params,
                     work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
 
 
 @njit
 @driver
 def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-          nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers,
+          nfree, priv, tcounts, lay, edges, cfg, costs, crit, params, work, buffers,
           kid_lo, kid_hi, absolute, classification, weighted, sq, p):
     """Open, search and split one node: on all threads when it is large (and the fit has
     the threads' buffers), else :func:`_process_serial`. Returns ``(bufs, k, n_constants,
@@ -603,22 +603,22 @@ def _step(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
     if large:
         k, n_total, arena_top2, slot2 = _process_large(
             bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-            nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams, work,
+            nfree, priv, tcounts, lay, edges, cfg, costs, crit, params, work,
             buffers, kid_lo, kid_hi, absolute, classification, weighted, sq)
     else:
         k, n_total, arena_top2, slot2 = _process_serial(
             bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool, free,
-            nfree, lay, edges, cfg, costs, crit, iparams, fparams, work, buffers, kid_lo,
+            nfree, lay, edges, cfg, costs, crit, params, work, buffers, kid_lo,
             kid_hi, absolute, classification, weighted, sq)
     if k == NEED_ARENA:
         bufs, k, arena_top2, slot2 = _split_again(
-            bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work, buffers,
+            bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, params, work, buffers,
             lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot2, cfg.extras)
     return bufs, k, n_total, arena_top2, slot2
 
 
 @njit
-def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fparams, work,
+def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, params, work,
                  buffers, lay, kid_lo, kid_hi, absolute, tcounts, free, nfree, slot, extras):
     """Grow the row buffers to the size a fractional split asked for and split the node
     again. Returns ``(bufs, k, arena_top, slot)``. Never called without ``extras`` (no
@@ -627,7 +627,7 @@ def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fp
         return bufs, np.int64(0), arena_top, slot
     bufs = _grow_bufs(bufs, gs[nd.G_NEED])
     k, arena_top = split_rows(bufs, d, ti, tf, gs, node, lo, hi, arena_top, tf[node, nd.T_WEIGHT],
-                              tf[node, nd.T_IMPURITY], crit, iparams, fparams, work, buffers, lay,
+                              tf[node, nd.T_IMPURITY], crit, params, work, buffers, lay,
                               kid_lo, kid_hi, absolute, tcounts, extras)
     if k == 0:
         _release(free, nfree, slot)
@@ -638,14 +638,14 @@ def _split_again(bufs, d, ti, tf, gs, node, lo, hi, arena_top, crit, iparams, fp
 @njit
 @driver
 def _process_large(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top, pool,
-                   free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams, fparams,
+                   free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, params,
                    work, buffers, kid_lo, kid_hi, absolute, classification, weighted, sq):
     """:func:`_process` with the threads' buffers; never called without them (the test
     prunes the call, at compile time, in fits that have none)."""
     if tcounts is not None:
         return _process(bufs, d, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
-                        pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, iparams,
-                        fparams, work, buffers, kid_lo, kid_hi, absolute, classification,
+                        pool, free, nfree, priv, tcounts, lay, edges, cfg, costs, crit, params,
+                        work, buffers, kid_lo, kid_hi, absolute, classification,
                         weighted, sq)
     return 0, nconst, arena_top, slot
 
@@ -696,7 +696,7 @@ def _children(bufs, d, slot, k, kid_lo, kid_hi, need, pool, free, nfree, lay, sq
 def _needs(L, ti, k, depth):
     """Which children of a ``k``-way split at ``depth`` may split (``L.need``)."""
     for b in range(k):
-        L.need[b] = nd.may_split(L.kid_hi[b] - L.kid_lo[b], depth + 1, L.iparams)
+        L.need[b] = nd.may_split(L.kid_hi[b] - L.kid_lo[b], depth + 1, L.params)
 
 
 @tiny
@@ -704,7 +704,7 @@ def _process_node(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_to
     """Open, search and split a node on one thread: ``(k, n_total, arena_top, slot)``."""
     return _process_serial(data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot,
                            arena_top, L.pool, L.free, L.nfree, L.lay, L.edges, L.cfg, L.costs,
-                           L.crit, L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi,
+                           L.crit, L.params, L.work, L.buffers, L.kid_lo, L.kid_hi,
                            L.absolute, L.classification, L.weighted, L.sq)
 
 
@@ -756,7 +756,7 @@ def _resume_node(L, tcounts, data, ti, tf, tv, gs, stack, status):
             k, n_total, arena_top2, slot = _process_large(
                 data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, nconst, slot, arena_top,
                 L.pool, L.free, L.nfree, L.priv, tcounts, L.lay, L.edges, L.cfg, L.costs,
-                L.crit, L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi,
+                L.crit, L.params, L.work, L.buffers, L.kid_lo, L.kid_hi,
                 L.absolute, L.classification, L.weighted, L.sq)
             if k == NEED_ARENA:
                 pend_node(gs, node, lo, hi, depth, arena_top, slot, n_total)
@@ -767,7 +767,7 @@ def _resume_node(L, tcounts, data, ti, tf, tv, gs, stack, status):
         n_total = gs[nd.G_PTOTAL]
         data, k, arena_top2, slot = _split_again(
             data, depth & 1, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI], gs[nd.G_PARENA],
-            L.crit, L.iparams, L.fparams, L.work, L.buffers, L.lay, L.kid_lo, L.kid_hi,
+            L.crit, L.params, L.work, L.buffers, L.lay, L.kid_lo, L.kid_hi,
             L.absolute, tcounts, L.free, L.nfree, gs[nd.G_PSLOT], L.cfg.extras)
     return data, node, k, depth, n_total, arena_top2, slot
 
@@ -784,7 +784,7 @@ def _step_node(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
     data, k, _, arena_top, slot = _step(
         data, depth & 1, ti, tf, tv, gs, node, lo, hi, depth, np.int64(0), slot, arena_top,
         L.pool, L.free, L.nfree, L.priv, L.tcounts, L.lay, L.edges, L.cfg, L.costs, L.crit,
-        L.iparams, L.fparams, L.work, L.buffers, L.kid_lo, L.kid_hi, L.absolute,
+        L.params, L.work, L.buffers, L.kid_lo, L.kid_hi, L.absolute,
         L.classification, L.weighted, L.sq, L.n_levels.shape[0])
     return data, k, arena_top, slot
 
@@ -799,12 +799,12 @@ def _release_slot(L, slot):
     _release(L.free, L.nfree, slot)
 
 
-#: The bins (``data``: the row buffers of :func:`treelearn.engine.fit.grow_binned`) as a
+#: The bins (``data``: the row buffers of :func:`grow_binned`) as a
 #: layout: ``cfg = (is_cat, bins per feature, levels per feature, category search,
 #: extras)``; ``need`` which children may split; ``priv``/``tcounts`` the threads' buffers
 #: (None: one thread).
 Hist = layout("Hist", ("lay", "edges", "cfg", "costs", "pool", "free", "nfree", "priv",
-                       "tcounts", "crit", "fparams", "buffers", "need", "absolute",
+                       "tcounts", "crit", "buffers", "need", "absolute",
                        "classification", "weighted", "sq"),
               process=_process_node, children=_kids_serial, children_any=_kids_any,
               hand_over=_large_on_top, resume=_resume, step=_step_node, keep=_keep_slot,
@@ -938,11 +938,11 @@ def grow_binned(binned: tuple, is_cat: np.ndarray, n_levels: np.ndarray, ycls: n
     kid_hi = np.zeros(kmax, dtype=np.int64)
     kid_slot = np.zeros(kmax, dtype=np.int64)
     need = np.zeros(kmax, dtype=np.bool_)
-    ip, fp = prm.arrays(float(w.sum()))
-    L = Hist(iparams=ip, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=kid_slot, work=work,
+    params = prm.scalars(float(w.sum()))
+    L = Hist(params=params, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=kid_slot, work=work,
              n_levels=levels, luts=luts, lutoff=lutoff, charge=np.int64(p), lay=lay,
              edges=edges, cfg=cfg, costs=costs, pool=pool, free=free, nfree=nfree, priv=priv,
-             tcounts=tcounts, crit=np.int64(crit), fparams=fp, buffers=buffers, need=need,
+             tcounts=tcounts, crit=np.int64(crit), buffers=buffers, need=need,
              absolute=np.zeros(0) if absolute else None, classification=not is_reg,
              weighted=weighted, sq=need_sq)
     args = {"L": L, "data": bufs}

@@ -15,7 +15,7 @@ the criterion, by C4.5's rules or by the smallest p-value), the partition of eve
 (:mod:`treelearn.engine.exact`), and the weighted impurity decrease, which must reach
 ``min_impurity_decrease``.
 
-The builder hands control back to Python after about ``iparams[P_CHUNK]`` units of work
+The builder hands control back to Python after about ``params.chunk`` units of work
 (rows times features), with its whole state in arrays: the pending nodes (stack or heap) and
 the node table. :func:`treelearn.engine.fit._grow` calls it until it reports that it is done,
 so a Ctrl-C is acted on between chunks, and a fit never holds the interpreter for long.
@@ -66,35 +66,34 @@ from ..scratch import Scratch
 from ..search import Config, node_search
 from ..selection import feature_log_pvalue
 from ..target_route import route_entries
-from .ranked import grow_ranked, rank_columns, ranked_applies
 
 if TYPE_CHECKING:  # the engine builds trees; Tree itself sits above it
     from ..._tree import Tree
 
 
 @tiny
-def _feature_search(data, cfg, work, f, lo, hi, wn, crit, imp, iparams, fparams, rand_thr,
+def _feature_search(data, cfg, work, f, lo, hi, wn, crit, imp, params, rand_thr,
                     need_real, absolute):
     """One feature's best split at the node (exact or absolute-error search): the
     ``feature_search`` step of :mod:`treelearn.engine.search`."""
     V, I, C, R, W = data
     st, ws, iw, nstats, fmap, out = work.st, work.ws, work.iw, work.nstats, work.fmap, work.out
     is_cat, n_codes = cfg.is_cat, cfg.n_search
-    mode = iparams[nd.P_MODE]
+    mode = params.mode
     if absolute is not None:
         return search_feature_abs(V, R, W, f, lo, hi, is_cat[f], n_codes[f], imp, mode,
-                                  iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
-                                  fparams[nd.P_MIN_WEIGHT_LEAF], fmap, out, work.afs,
+                                  params.multiway != 0, params.min_leaf,
+                                  params.min_weight_leaf, fmap, out, work.afs,
                                   work.ajs)
     nm = tail_missing(V, f, lo, hi)
     if not is_cat[f]:
         return search_numeric(V, C, R, W, f, lo, hi, nm, st, ws, nstats, wn, crit, imp, mode,
-                              iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
+                              params.min_leaf, params.min_weight_leaf, rand_thr,
                               need_real, out, cfg.extras, work.mono[f], work.bounds)
     return _levels_opt(cfg.category, V, C, R, W, f, lo, hi, nm, n_codes[f], st, ws, iw, crit, imp,
-                       mode, iparams[nd.P_MULTIWAY] != 0, iparams[nd.P_MIN_LEAF],
-                       fparams[nd.P_MIN_WEIGHT_LEAF], need_real, iparams[nd.P_MIN_COUNT],
-                       fparams[nd.P_SMOOTH], fmap, out)
+                       mode, params.multiway != 0, params.min_leaf,
+                       params.min_weight_leaf, need_real, params.min_count,
+                       params.smooth, fmap, out)
 
 
 def _levels_opt(levels, V, C, R, W, f, lo, hi, nm, n_codes, st, ws, iw, crit, pimp, mode,
@@ -180,13 +179,13 @@ def _child_impurity(data, lo, hi, crit, scratch, absolute, afs, ajs):
 
 
 @noref
-def _leaf_children(counts, nstats, left, classification, depth, iparams):
+def _leaf_children(counts, nstats, left, classification, depth, params):
     """Whether both children of a two-way numeric split will be leaves whatever their rows'
     order: too deep or too few rows (:func:`treelearn.engine.nodes.may_split`, the depth
     rule of every layout), or, for classification, a single class with weight (its impurity
     is then exactly zero). Conservative: a child that might split makes it False."""
     for b in range(2):
-        if not nd.may_split(counts[b], depth + 1, iparams):
+        if not nd.may_split(counts[b], depth + 1, params):
             continue
         if not classification:
             return False
@@ -201,8 +200,8 @@ def _leaf_children(counts, nstats, left, classification, depth, iparams):
 
 
 @noref
-def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams,
-               work, kid_lo, kid_hi, absolute, depth, iparams, levels, extras):
+def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, params,
+               work, kid_lo, kid_hi, absolute, depth, levels, extras):
     """Partition the node's entries by its best split (in ``work``); record the split in the
     table and the children's ranges in ``kid_lo``/``kid_hi``. Returns ``(k, arena_top)``:
     ``k == 0`` when the split is refused (its impurity decrease is too small; the node stays
@@ -220,7 +219,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
     thr = best[lvl.R_THR] if kind == lvl.KIND_NUMERIC else -2.0
     n_all = mark_branches(V, I, f, lo, hi, kind, thr, mb, best_map, bmap, counts, k)
     nm = tail_missing(V, f, lo, hi)
-    routed = iparams[nd.P_MODE] == lvl.MISSING_M5
+    routed = params.mode == lvl.MISSING_M5
     if extras is not None and routed and n_all > 0:
         # M5′: the missing entries go where their target fits (treelearn.engine.target_route)
         route_entries(I, R, W, f, lo, hi, bmap, counts, k, shares)
@@ -247,7 +246,7 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
             own = f if kind == lvl.KIND_NUMERIC and (nm == 0 or mb == 1) else -1
             # Children that will be leaves read list 0 only (their statistics).
             only = 0 if kind == lvl.KIND_NUMERIC and absolute is None and _leaf_children(
-                counts, nstats, best_left, C is not None, depth, iparams) else -1
+                counts, nstats, best_left, C is not None, depth, params) else -1
             partition_two(V, I, C, R, W, lo, hi, bmap, tv_, ti_, tc_, tr_, tw_, own, only)
         elif levels is not None:
             partition_multi(V, I, C, R, W, lo, hi, bmap, starts, k, kid_lo, tv_, ti_, tc_,
@@ -262,15 +261,15 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
             kind == lvl.KIND_NUMERIC and not fractional and absolute is None
             and not (routed and nm > 0)):
         improvement = two_way_decrease(nstats, best_left, cstats, best[lvl.R_WLEFT], wn, imp,
-                                       crit, fparams[nd.P_TOTAL_WEIGHT])
+                                       crit, params.total_weight)
     else:
         dec = imp
         for b in range(k - 1, -1, -1):
             wc, ic = _child_impurity(data, kid_lo[b], kid_hi[b], crit, cstats, absolute,
                                      work.afs, work.ajs)
             dec -= (wc / wn) * ic
-        improvement = (wn / fparams[nd.P_TOTAL_WEIGHT]) * dec
-    if improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]:
+        improvement = (wn / params.total_weight) * dec
+    if improvement + EPSILON < params.min_impurity_decrease:
         return 0, arena_top - starts[k] if fractional else arena_top
     # M5′: prediction's branch comes from the node's average value, set after growth
     store_split(ti, tf, node, f, k, kind, 0 if routed else mb, nm > 0, thr, improvement)
@@ -280,16 +279,16 @@ def split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit
 
 
 @tiny
-def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
-                    fparams, work, absolute):
+def open_and_search(data, cfg, costs, tf, tv, node, lo, hi, depth, nconst, crit, params, work,
+                    absolute):
     """Open a node and search its best split. Returns ``(found, n_constants, wn, impurity)``."""
     wn, imp = open_node(data, tf, tv, node, lo, hi, crit, work.nstats, absolute, work.afs,
                         work.ajs)
     open_bounds(work.bounds, tf, node)
-    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+    if not splittable(hi - lo, wn, imp, depth, params, EPSILON):
         return False, nconst, wn, imp
-    found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, iparams,
-                                 fparams, work, absolute, cfg.extras)
+    found, n_total = search_node(data, cfg, costs, lo, hi, nconst, wn, imp, crit, params,
+                                 work, absolute, cfg.extras)
     return found, n_total, wn, imp
 
 
@@ -315,18 +314,18 @@ _widen_opt = if_present(_widen)
 
 
 @njit
-def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fparams, work,
-           kid_lo, kid_hi, absolute, depth, iparams, levels, extras):
+def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, params, work,
+           kid_lo, kid_hi, absolute, depth, levels, extras):
     """:func:`split_node`, growing the lists when a fractional split needs more room."""
     k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
-                              crit, fparams, work, kid_lo, kid_hi, absolute, depth, iparams,
+                              crit, params, work, kid_lo, kid_hi, absolute, depth,
                               levels, extras)
     if extras is not None and k == NEED_ARENA:
         V, I, C, R, W = data
         data = _grow_lists(V, I, C, R, W, gs[nd.G_NEED])
         k, arena_top = split_node(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                  imp, crit, fparams, work, kid_lo, kid_hi, absolute, depth,
-                                  iparams, levels, extras)
+                                  imp, crit, params, work, kid_lo, kid_hi, absolute, depth,
+                                  levels, extras)
     return data, k, arena_top
 
 
@@ -336,13 +335,13 @@ def _split(data, buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp, crit, fp
 def _process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, slot):
     """Open, search and split a node on one thread: ``(k, n_total, arena_top, slot)``."""
     found, n_total, wn, imp = open_and_search(data, L.cfg, L.costs, tf, tv, node, lo, hi,
-                                              depth, nconst, L.crit, L.iparams, L.fparams,
+                                              depth, nconst, L.crit, L.params,
                                               L.work, L.absolute)
     if not found:
         return np.int64(0), n_total, arena_top, slot
     k, arena_top2 = split_node(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn, imp,
-                               L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute,
-                               depth, L.iparams, L.cfg.category, L.cfg.extras)
+                               L.crit, L.params, L.work, L.kid_lo, L.kid_hi, L.absolute,
+                               depth, L.cfg.category, L.cfg.extras)
     return k, n_total, arena_top2, slot
 
 
@@ -353,8 +352,8 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
     depth = gs[nd.G_PDEPTH]
     data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, gs[nd.G_PLO], gs[nd.G_PHI],
                                 gs[nd.G_PARENA], tf[node, nd.T_WEIGHT], tf[node, nd.T_IMPURITY],
-                                L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi, L.absolute, depth,
-                                L.iparams, L.cfg.category, L.cfg.extras)
+                                L.crit, L.params, L.work, L.kid_lo, L.kid_hi, L.absolute, depth,
+                                L.cfg.category, L.cfg.extras)
     return data, node, k, depth, gs[nd.G_PTOTAL], arena_top, gs[nd.G_PSLOT]
 
 
@@ -363,19 +362,19 @@ def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
     """Open, search and split a node of best-first growth (the lists may grow)."""
     k = np.int64(0)
     found, _, wn, imp = open_and_search(data, L.cfg, L.costs, tf, tv, node, lo, hi, depth,
-                                        np.int64(0), L.crit, L.iparams, L.fparams, L.work,
+                                        np.int64(0), L.crit, L.params, L.work,
                                         L.absolute)
     if found:
         data, k, arena_top = _split(data, L.buffers, ti, tf, gs, node, lo, hi, arena_top, wn,
-                                    imp, L.crit, L.fparams, L.work, L.kid_lo, L.kid_hi,
-                                    L.absolute, depth, L.iparams, L.cfg.category, L.cfg.extras)
+                                    imp, L.crit, L.params, L.work, L.kid_lo, L.kid_hi,
+                                    L.absolute, depth, L.cfg.category, L.cfg.extras)
     return data, k, arena_top, slot
 
 
 #: The presorted lists (``data = (V, I, C, R, W)``, grown for C4.5's fractional cases) as a
 #: layout: ``cfg`` a :data:`~treelearn.engine.search.Config` whose ``n_search`` and
 #: ``n_levels`` are the category codes per feature.
-Exact = layout("Exact", ("cfg", "costs", "buffers", "crit", "fparams", "absolute"),
+Exact = layout("Exact", ("cfg", "costs", "buffers", "crit", "absolute"),
                process=_process, children=no_slots, children_any=no_slots,
                hand_over=never_hands_over, resume=_resume, step=_step, keep=no_slot,
                release=nothing_to_release)
@@ -407,13 +406,9 @@ def grow_exact(X: np.ndarray, is_cat: np.ndarray, n_levels: np.ndarray, ycls: np
                yreg: np.ndarray, w: np.ndarray, prm: GrowParams) -> Tree:
     """Grow a tree with the exact (or random) splitter on a dense float32 table (categorical
     columns as level codes, NaN for missing values); rows of zero weight must be removed.
-    The presorted lists grow it, or the ranked splitter where it applies
-    (:func:`ranked_applies`)."""
-    sorted_ = presort(X)
-    if ranked_applies(prm, is_cat, bool(np.isnan(sorted_[0][:, -1]).any())):
-        return grow_ranked(rank_columns(*sorted_), np.arange(X.shape[0], dtype=np.int32),
-                           ycls, yreg, w, prm)
-    return grow_presorted(sorted_, is_cat, n_levels, ycls, yreg, w, prm)
+    Always the presorted lists: whether a tree grows on ranks instead is decided by
+    :func:`treelearn.engine.build.grow`, the engine's one choice of layout."""
+    return grow_presorted(presort(X), is_cat, n_levels, ycls, yreg, w, prm)
 
 
 def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
@@ -454,11 +449,11 @@ def grow_presorted(sorted_: tuple[np.ndarray, np.ndarray], is_cat: np.ndarray,
     # A cell of a table (levels, C4.5's fractional cases) costs ~10x a numeric one: smaller
     # chunks keep Ctrl-C as quick (measured: 1M-row C4.5 table, 1.9 s to stop, now 0.5 s).
     table = bool(is_cat.any()) or fractional
-    ip, fp = prm.arrays(float(w.sum()), fit.CHUNK_WORK // 8 if table else None)
-    L = Exact(iparams=ip, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=np.zeros(kmax, np.int64),
+    params = prm.scalars(float(w.sum()), fit.CHUNK_WORK // 8 if table else None)
+    L = Exact(params=params, kid_lo=kid_lo, kid_hi=kid_hi, kid_slot=np.zeros(kmax, np.int64),
               work=work, n_levels=n_codes, luts=np.zeros(0, np.int64),
               lutoff=np.zeros(p + 1, np.int64), charge=np.int64(p), cfg=cfg, costs=costs,
-              buffers=buffers, crit=np.int64(crit), fparams=fp,
+              buffers=buffers, crit=np.int64(crit),
               absolute=np.zeros(0) if absolute else None)
     args = {"L": L, "data": data}
     # the late kernels are derived for depth-first growth only

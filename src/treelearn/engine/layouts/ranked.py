@@ -296,7 +296,7 @@ def sort_by_rank(keys, bC, bR, bW, m, kmin, span, tk, tC, tR, tW, cnt, nC, nR, n
 
 @noref
 @inlined
-def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work,
+def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, params, work,
                   extras):
     """Best split of the node ``[lo, hi)``: features drawn as scikit-learn draws them, each
     sorted and searched as described in the module docstring. Returns ``(found,
@@ -308,8 +308,8 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
     draw, perm, const_feats, rng = work.draw, work.perm, work.const_feats, work.rng
     m = hi - lo
     S = nstats.shape[0]
-    mode = iparams[nd.P_MODE]
-    random_split = iparams[nd.P_RANDOM] != 0
+    mode = params.mode
+    random_split = params.random != 0
     z = np.int64(0)  # not the literal 0: see treelearn.engine.config
     _node_payload(samples, lo, m, tgt, nC, nR, nW)
     draw_start(draw, perm.shape[0], nconst)
@@ -317,7 +317,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
     found = False
     seen = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, params.max_features)
         if f < 0:
             break
         kmin, kmax, nm = _gather(ranks, f, samples, lo, m, nan_rank[f], keys, nC, nR, nW, bC,
@@ -341,7 +341,7 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
         for a in range(m):
             bV[0, a] = values[off + keys[a]]
         usable = search_numeric(bV, bC, bR, bW, z, z, m, nm, st, ws, nstats, wn, crit, imp,
-                                mode, iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF],
+                                mode, params.min_leaf, params.min_weight_leaf,
                                 rand_thr, np.bool_(False), out, extras, work.mono[f],
                                 work.bounds)
         draw_result(draw, perm, usable)
@@ -357,8 +357,8 @@ def search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fp
 
 @noref
 @inlined
-def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
-                   fparams, work, extras):
+def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, params,
+                   work, extras):
     """Open, search and split one node; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
     ranks, values, offsets, nan_rank, tmp = (data.ranks, data.values, data.offsets,
                                              data.nan_rank, data.tmp)
@@ -366,14 +366,14 @@ def process_ranked(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     best = work.best
     wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
     open_bounds(work.bounds, tf, node)
-    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+    if not splittable(hi - lo, wn, imp, depth, params, EPSILON):
         return -1, nconst
     found, n_total, seen = search_ranked(data, samples, lo, hi, tgt, nconst, wn, imp, crit,
-                                         iparams, fparams, work, extras)
+                                         params, work, extras)
     if not found:
         return -1, n_total
-    improvement = two_way_improvement(work, wn, imp, crit, fparams)
-    if refused(improvement, fparams):
+    improvement = two_way_improvement(work, wn, imp, crit, params)
+    if refused(improvement, params):
         return -1, n_total
     f = int(best[lvl.R_SCORE])
     thr = best[lvl.R_THR]
@@ -406,13 +406,13 @@ def _process(L, data, ti, tf, tv, gs, node, lo, hi, depth, nconst, arena_top, sl
     """Open, search and split a node (the builder's runner): ``(k, n_total, arena_top,
     slot)``."""
     mid, n_total = process_ranked(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
-                                  nconst, L.crit, L.iparams, L.fparams, L.work, L.extras)
+                                  nconst, L.crit, L.params, L.work, L.extras)
     return two_kids(L, lo, mid, hi), n_total, arena_top, slot
 
 
 #: The shared ranking (``data``: :func:`rank_columns` and :func:`ranked_buffers`) as a
 #: layout of the builder: the tree's rows ``samples``, its targets ``tgt``; depth-first only.
-Ranked = layout("Ranked", ("samples", "tgt", "crit", "fparams", "extras"), process=_process,
+Ranked = layout("Ranked", ("samples", "tgt", "crit", "extras"), process=_process,
                 children=no_slots, children_any=no_slots, hand_over=never_hands_over,
                 resume=nothing_to_resume, step=None, keep=None, release=None)
 
@@ -490,10 +490,10 @@ def grow_ranked(ranked: tuple, samples: np.ndarray, ycls: np.ndarray, yreg: np.n
     tgt = sample_targets(ycls, yreg, w)
     work = fit.search_work(n, p, prm.n_stats, 4, prm.seed, False, mono=prm.monotonic)
     # a node's row costs 8 units and sorts about max_features features: chunks of ~0.1 s
-    ip, fp = prm.arrays(float(tgt[2][samples].sum()),
+    params = prm.scalars(float(tgt[2][samples].sum()),
                         max(1, 8 * fit.CHUNK_WORK // max(4 * prm.max_features, 1)))
-    L = Ranked(samples=samples, tgt=tgt, crit=np.int64(prm.crit), fparams=fp,
-               extras=fit.fit_extras(prm), **two_way(ip, work))
+    L = Ranked(samples=samples, tgt=tgt, crit=np.int64(prm.crit),
+               extras=fit.fit_extras(prm), **two_way(params, work))
     args = {"L": L, "data": data}
     # depth-first only (ranked_applies)
     with compiling.signatures_beside(Ranked.grow_depth_first, args,

@@ -13,10 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import levels as lvl
-from .. import nodes as nd
 from ..config import EPSILON, inlined, njit
 from ..criteria import SQUARED_ERROR, two_way_decrease
-from ..nodes import store_split, store_values
+from ..nodes import Scalars, store_split, store_values
 from ..search import Work
 
 
@@ -51,18 +50,18 @@ def open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats):
 
 @njit
 @inlined
-def two_way_improvement(work, wn, imp, crit, fparams):
+def two_way_improvement(work, wn, imp, crit, params):
     """The weighted impurity decrease (scikit-learn's definition) of the best split in
     ``work`` (its left statistics from the scan, the right ones the node's minus them)."""
     # the right child's statistics in the stats workspace's second row (the statistics' width)
     return two_way_decrease(work.nstats, work.best_left, work.st[1], work.best[lvl.R_WLEFT], wn,
-                            imp, crit, fparams[nd.P_TOTAL_WEIGHT])
+                            imp, crit, params.total_weight)
 
 
 @njit
-def refused(improvement, fparams):
+def refused(improvement, params):
     """Whether a split's improvement falls short of ``min_impurity_decrease``."""
-    return improvement + EPSILON < fparams[nd.P_MIN_IMPURITY_DECREASE]
+    return improvement + EPSILON < params.min_impurity_decrease
 
 
 @njit
@@ -92,11 +91,11 @@ def partition_samples(samples, lo, hi, goes_left, tmp):
 
 # -- what the layouts over a sample list (sparse, ranked) set up alike, from Python ------
 
-def two_way(iparams: np.ndarray, work: Work) -> dict:
+def two_way(params: Scalars, work: Work) -> dict:
     """The builder's fields of a layout of two-way numeric splits over a sample list: room
     for two children, no level maps, a row's work charged as 8 features'."""
     kids = {name: np.zeros(2, dtype=np.int64) for name in ("kid_lo", "kid_hi", "kid_slot")}
-    return kids | {"iparams": iparams, "work": work, "n_levels": np.ones(1, dtype=np.int64),
+    return kids | {"params": params, "work": work, "n_levels": np.ones(1, dtype=np.int64),
                    "luts": np.zeros(0, dtype=np.int64),
                    "lutoff": np.zeros(2, dtype=np.int64), "charge": np.int64(8)}
 

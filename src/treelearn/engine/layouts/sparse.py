@@ -208,7 +208,7 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
 
 
 @njit
-def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fparams, work,
+def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, params, work,
                   mark, absolute):
     """Best split of the sparse node ``[lo, hi)`` (same draw and scan rules as the dense
     engine); returns ``(found, n_constants)`` with the winner in ``work``."""
@@ -237,12 +237,12 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
             bC[0, p] = ycls[s]
     V = bvals.reshape(1, nnz)
     z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-    random_split = iparams[nd.P_RANDOM] != 0
+    random_split = params.random != 0
     draw_start(draw, n_features, nconst)
     best_score = -np.inf
     found = False
     while True:
-        f = draw_next(draw, perm, rng, iparams[nd.P_MAX_FEATURES])
+        f = draw_next(draw, perm, rng, params.max_features)
         if f < 0:
             break
         mn, mx = sparse_feature_range(offsets, bvals, f, nn)
@@ -257,7 +257,7 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
         out[lvl.R_TRIES] = 0.0
         if absolute is not None:
             sc = _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp,
-                             iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], out, afs, ajs)
+                             params.min_leaf, params.min_weight_leaf, out, afs, ajs)
         else:
             a = offsets[f]
             b = offsets[f + 1]
@@ -282,13 +282,13 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
             if is_reg:
                 sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
+                                  params.min_leaf, params.min_weight_leaf, rand_thr,
                                   None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
                                   work.bounds[1])
             else:
                 sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
                                   np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  iparams[nd.P_MIN_LEAF], fparams[nd.P_MIN_WEIGHT_LEAF], rand_thr,
+                                  params.min_leaf, params.min_weight_leaf, rand_thr,
                                   None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
                                   work.bounds[1])
         if sc > best_score:
@@ -299,8 +299,8 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams, fpa
 
 
 @njit
-def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, iparams,
-                   fparams, work, absolute):
+def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, params,
+                   work, absolute):
     """Open, search and split one node of CSR data ``data = (indptr, indices, values, mark,
     tmp)``; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
     indptr, indices, values, mark, tmp = data
@@ -319,10 +319,10 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     else:
         wn, imp = open_samples(samples, lo, hi, tgt, tf, tv, node, crit, nstats)
     open_bounds(work.bounds, tf, node)
-    if not splittable(hi - lo, wn, imp, depth, iparams, fparams, EPSILON):
+    if not splittable(hi - lo, wn, imp, depth, params, EPSILON):
         return -1, nconst
-    found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, iparams,
-                                   fparams, work, mark, absolute)
+    found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, params,
+                                   work, mark, absolute)
     if not found:
         return -1, n_total
     f = int(best[lvl.R_SCORE])
@@ -348,11 +348,11 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
         wr = wn - wl
         imp_l, _ = _abs_of(order, np.int64(0), nl, yreg, w, wl, afs, ajs)
         imp_r, _ = _abs_of(order, nl, hi - lo, yreg, w, wr, afs, ajs)
-        improvement = impurity_improvement(fparams[nd.P_TOTAL_WEIGHT], wn, imp, wl, imp_l, wr,
+        improvement = impurity_improvement(params.total_weight, wn, imp, wl, imp_l, wr,
                                            imp_r)
     else:
-        improvement = two_way_improvement(work, wn, imp, crit, fparams)
-    if refused(improvement, fparams):
+        improvement = two_way_improvement(work, wn, imp, crit, params)
+    if refused(improvement, params):
         for i in range(lo, hi):
             mark[samples[i]] = False
         return -1, n_total
@@ -372,7 +372,7 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
     # a sparse row's work is charged as 8 features' (its non-zeros are few)
     node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, L.charge)
     mid, n_total = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
-                                  nconst, L.crit, L.iparams, L.fparams, L.work, L.absolute)
+                                  nconst, L.crit, L.params, L.work, L.absolute)
     return data, node, two_kids(L, lo, mid, hi), depth, n_total, arena_top, slot
 
 
@@ -380,14 +380,14 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
 def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
     """Open, search and split a node of best-first growth."""
     mid, _ = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
-                            np.int64(0), L.crit, L.iparams, L.fparams, L.work, L.absolute)
+                            np.int64(0), L.crit, L.params, L.work, L.absolute)
     return data, two_kids(L, lo, mid, hi), arena_top, slot
 
 
 #: CSR rows (``data = (indptr, indices, values, mark, tmp)``) as a layout of the builder:
 #: the tree's rows ``samples``, its targets ``tgt``. Its search allocates per node, so the
 #: builder's runner hands every node over to the counting driver.
-Sparse = layout("Sparse", ("samples", "tgt", "crit", "fparams", "absolute"),
+Sparse = layout("Sparse", ("samples", "tgt", "crit", "absolute"),
                 process=handed_over, children=no_slots, children_any=no_slots,
                 hand_over=always, resume=_resume, step=_step, keep=no_slot,
                 release=nothing_to_release)
@@ -405,8 +405,8 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
             np.empty(n, dtype=np.int32))
     absolute = prm.crit == ABSOLUTE_ERROR
     work = fit.search_work(n, p, prm.n_stats, 4, prm.seed, absolute, mono=prm.monotonic)
-    ip, fp = prm.arrays(float(w.sum()))
+    params = prm.scalars(float(w.sum()))
     L = Sparse(samples=np.arange(n, dtype=np.int32), tgt=sample_targets(ycls, yreg, w),
-               crit=np.int64(prm.crit), fparams=fp, absolute=np.zeros(0) if absolute else None,
-               **two_way(ip, work))
+               crit=np.int64(prm.crit), absolute=np.zeros(0) if absolute else None,
+               **two_way(params, work))
     return fit.drive({"L": L, "data": data}, prm, n, p)
