@@ -9,9 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import treelearn as tl
-from treelearn.engine import fit
+from treelearn.engine import build, fit
 from treelearn.engine.columns import presort
-from treelearn.engine.layouts import presorted
 from treelearn.engine.layouts import ranked as R
 
 # -- kernels -----------------------------------------------------------------------------------
@@ -183,8 +182,8 @@ def test_the_ranked_splitter_is_chosen_where_it_applies(monkeypatch):
     """Nodes drawing a third of the features or fewer, depth first, numeric: ranked; the
     rest (all features, best-first, categories, C4.5's fractional cases): presorted."""
     used = []
-    inner = presorted.grow_ranked
-    monkeypatch.setattr(presorted, "grow_ranked", lambda *a: used.append(1) or inner(*a))
+    inner = build.grow_ranked  # the engine's one choice of layout
+    monkeypatch.setattr(build, "grow_ranked", lambda *a: used.append(1) or inner(*a))
     rng = np.random.default_rng(0)
     X = _table(rng, 200, 9, False)
     y = rng.integers(0, 2, 200)

@@ -19,7 +19,11 @@ Each layout module defines its layout class with :func:`treelearn.engine.builder
 its node steps (the builder's :data:`~treelearn.engine.builder.STEPS`, checked when the
 class is made, at import) and a ``grow_*`` function that prepares the rows and calls the one
 driver, :func:`treelearn.engine.fit.drive`. Which layout grows a tree is decided in one
-place, :func:`treelearn.engine.build.grow`; the column kernels the layouts share stay in the
+place, :func:`treelearn.engine.build.grow`. A node's search is the one of
+:mod:`treelearn.engine.search` (the feature draw, a search per drawn feature, the winner),
+compiled per layout with the layout's step for one feature (``presorted``, ``bins``,
+``sparse``); ``ranked`` keeps a loop of its own, which sorts each drawn feature's rows
+before searching it (see its module notes). The column kernels the layouts share stay in the
 engine (:mod:`~treelearn.engine.exact` the scans and partitions of sorted lists,
 :mod:`~treelearn.engine.hist` histograms and row moves, :mod:`~treelearn.engine.levels`
 category and missing-value searches).

@@ -7,7 +7,8 @@ the non-zero entries of its rows are bucketed per feature and each bucket sorted
 (:func:`bucket_sparse`), and a feature's implicit zeros enter the scan of
 :func:`treelearn.engine.exact.scan_numeric` as one block whose statistics are the node's minus
 the non-zeros'. Splitting partitions the sample range stably by threshold. Node numbering,
-the feature draw, the scan rules and the stopping rules are the dense engine's, so the trees
+the node search (:mod:`treelearn.engine.search`, with this layout's step for one feature),
+the scan rules and the stopping rules are the dense engine's, so the trees
 are scikit-learn's (its sparse splitter grows the same trees as its dense one).
 
 Sparse input is numeric: no categorical features and no missing values (NaN in a CSR matrix
@@ -50,7 +51,8 @@ from ..exact import scan_numeric
 from ..fit import GrowParams
 from ..levels import keep_best
 from ..nodes import open_bounds, pop_node, split_bounds, splittable
-from ..random import draw_finish, draw_next, draw_result, draw_start, random_threshold
+from ..random import random_threshold
+from ..search import Config, node_search
 from .samples import (
     open_samples,
     partition_samples,
@@ -157,9 +159,11 @@ def _put_entry(codes, ys, yw, c, g, s, yreg, w):
 
 @njit
 def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, min_leaf,
-                min_wleaf, out, afs, ajs):
+                min_wleaf, out, afs, ajs, fmap):
     """Absolute error needs every sample in order: codes of the node's distinct values
-    (negatives, zeros, positives) and the exact prefix/suffix costs."""
+    (negatives, zeros, positives) and the exact prefix/suffix costs (``fmap``: the level map
+    the search writes for categorical features, unused here; the search allocates nothing,
+    as a kernel called from the node search must not)."""
     a = offsets[f]
     b = offsets[f + 1]
     m = hi - lo
@@ -199,7 +203,7 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
     # the search takes its input from the scratch's input rows, which it does not write
     sc, real, kind, nb, mb, clo, chi, usable = search_codes_abs(
         codes, ys, yw, m, max(g + 1, 1), np.bool_(False), imp, np.int64(0), np.bool_(False),
-        min_leaf, min_wleaf, np.zeros(1, dtype=np.int64), afs, ajs)
+        min_leaf, min_wleaf, fmap, afs, ajs)
     out[lvl.R_SCORE] = sc
     if sc > -np.inf:
         out[lvl.R_THR] = midpoint(np.float32(last[clo]), np.float32(first[chi]))
@@ -208,23 +212,16 @@ def _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp, 
 
 
 @njit
-def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, params, work,
-                  mark, absolute):
-    """Best split of the sparse node ``[lo, hi)`` (same draw and scan rules as the dense
-    engine); returns ``(found, n_constants)`` with the winner in ``work``."""
+def node_entries(csr, samples, lo, hi, tgt, n_features, crit, mark):
+    """What the node search reads of the node ``[lo, hi)``: its rows' non-zeros bucketed per
+    feature (:func:`bucket_sparse`) with their targets and weights copied in bucket order (a
+    scan then reads them one after the other), the rows, the targets and the row marks:
+    ``(offsets, bvals, bsamps, V, bC, bR, bW, samples, tgt, mark)``."""
     indptr, indices, data = csr
     ycls, yreg, w = tgt
-    st, ws, nstats, out = work.st, work.ws, work.nstats, work.out
-    fmap, best_map, best, best_left = work.fmap, work.best_map, work.best, work.best_left
-    draw, perm, const_feats, rng = work.draw, work.perm, work.const_feats, work.rng
-    afs, ajs = work.afs, work.ajs
-    n_features = perm.shape[0]
-    S = nstats.shape[0]
-    nn = hi - lo
     offsets, bvals, bsamps = bucket_sparse(indptr, indices, data, samples, lo, hi, n_features)
     nnz = bvals.shape[0]
     is_reg = crit >= SQUARED_ERROR
-    # the non-zeros' targets and weights in bucket order, for sequential reads in the scan
     bC = np.zeros((1, nnz if not is_reg else 0), dtype=np.int32)
     bR = np.zeros((1, nnz if is_reg else 0))
     bW = np.empty((1, nnz))
@@ -235,72 +232,98 @@ def search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, params, work
             bR[0, p] = yreg[s]
         else:
             bC[0, p] = ycls[s]
-    V = bvals.reshape(1, nnz)
-    z = np.int64(0)  # not the literal 0: see treelearn.engine.config
-    random_split = params.random != 0
-    draw_start(draw, n_features, nconst)
-    best_score = -np.inf
-    found = False
-    while True:
-        f = draw_next(draw, perm, rng, params.max_features)
-        if f < 0:
-            break
-        mn, mx = sparse_feature_range(offsets, bvals, f, nn)
-        if mx <= mn + FEATURE_THRESHOLD:
-            draw_result(draw, perm, np.bool_(False))
-            continue
-        draw_result(draw, perm, np.bool_(True))
-        rand_thr = np.nan
-        if random_split:
-            rand_thr = random_threshold(mn, mx, rng)
-        out[lvl.R_SCORE] = -np.inf
-        out[lvl.R_TRIES] = 0.0
-        if absolute is not None:
-            sc = _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp,
-                             params.min_leaf, params.min_weight_leaf, out, afs, ajs)
+    return offsets, bvals, bsamps, bvals.reshape(1, nnz), bC, bR, bW, samples, tgt, mark
+
+
+@tiny
+def _feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, params, rand_thr, need_real,
+                    absolute):
+    """Feature ``f``'s best split at the node (the ``feature_search`` step of
+    :mod:`treelearn.engine.search`): its bucket of non-zeros scanned with the node's zeros as
+    one block whose statistics are the node's minus the non-zeros' (absolute error: every row
+    in order, :func:`_search_abs`). False for a feature constant at the node."""
+    offsets, bvals, bsamps, V, bC, bR, bW, samples, tgt, mark = X
+    ycls, yreg, w = tgt
+    st, ws, nstats, out = work.st, work.ws, work.nstats, work.out
+    nn = hi - lo
+    mn, mx = sparse_feature_range(offsets, bvals, f, nn)
+    if mx <= mn + FEATURE_THRESHOLD:
+        return False
+    out[lvl.R_SCORE] = -np.inf
+    out[lvl.R_TRIES] = 0.0
+    if absolute is not None:
+        _search_abs(offsets, bvals, bsamps, f, samples, lo, hi, yreg, w, mark, imp,
+                    params.min_leaf, params.min_weight_leaf, out, work.afs, work.ajs,
+                    work.fmap)
+        return True
+    is_reg = crit >= SQUARED_ERROR
+    a = offsets[f]
+    b = offsets[f + 1]
+    zpos = a
+    while zpos < b and bvals[zpos] <= 0.0:
+        zpos += 1
+    for k in range(nstats.shape[0]):
+        st[lvl.SR_TOTAL, k] = nstats[k]
+        st[lvl.SR_MISS, k] = nstats[k]
+    zw = wn
+    for p in range(a, b):
+        s = bsamps[p]
+        x = w[s]
+        if is_reg:
+            y = yreg[s]
+            st[lvl.SR_MISS, 0] -= x * y
+            st[lvl.SR_MISS, 1] -= x * y * y
         else:
-            a = offsets[f]
-            b = offsets[f + 1]
-            zpos = a
-            while zpos < b and bvals[zpos] <= 0.0:
-                zpos += 1
-            # the zeros: the node's statistics minus the non-zeros'
-            for k in range(S):
-                st[lvl.SR_TOTAL, k] = nstats[k]
-                st[lvl.SR_MISS, k] = nstats[k]
-            zw = wn
-            for p in range(a, b):
-                s = bsamps[p]
-                x = w[s]
-                if is_reg:
-                    y = yreg[s]
-                    st[lvl.SR_MISS, 0] -= x * y
-                    st[lvl.SR_MISS, 1] -= x * y * y
-                else:
-                    st[lvl.SR_MISS, ycls[s]] -= x
-                zw -= x
-            if is_reg:
-                sc = scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
-                                  np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  params.min_leaf, params.min_weight_leaf, rand_thr,
-                                  None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
-                                  work.bounds[1])
-            else:
-                sc = scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos,
-                                  np.float32(0.0), zw, nn - (b - a), crit, imp,
-                                  params.min_leaf, params.min_weight_leaf, rand_thr,
-                                  None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
-                                  work.bounds[1])
-        if sc > best_score:
-            best_score = sc
-            found = True
-            keep_best(best, out, f, best_left, st, S, best_map, fmap, z)
-    return found, draw_finish(draw, perm, const_feats)
+            st[lvl.SR_MISS, ycls[s]] -= x
+        zw -= x
+    z = np.int64(0)  # not the literal 0: see treelearn.engine.config
+    if is_reg:
+        scan_numeric(V, None, bR, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos, np.float32(0.0),
+                     zw, nn - (b - a), crit, imp, params.min_leaf, params.min_weight_leaf,
+                     rand_thr, None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
+                     work.bounds[1])
+    else:
+        scan_numeric(V, bC, None, bW, z, a, b, st, ws, wn, nn, 0.0, z, zpos, np.float32(0.0),
+                     zw, nn - (b - a), crit, imp, params.min_leaf, params.min_weight_leaf,
+                     rand_thr, None, 0.0, -np.inf, out, work.mono[f], work.bounds[0],
+                     work.bounds[1])
+    return True
+
+
+@tiny
+def _random_cut(X, f, lo, hi, rng):
+    """scikit-learn's random splitter: the constant check over the non-zeros and the zeros,
+    then one threshold drawn (``(usable, threshold)``)."""
+    mn, mx = sparse_feature_range(X[0], X[1], f, hi - lo)
+    if mx <= mn + FEATURE_THRESHOLD:
+        return False, np.nan
+    return True, random_threshold(mn, mx, rng)
+
+
+@tiny
+def _no_pvalue(X, cfg, work, f, lo, hi, wn, crit):
+    """Never called: sparse input grows with the criterion alone (``extras`` None), so the
+    search compiles none of the selection tests."""
+    return 0.0
+
+
+@tiny
+def _keep_best(X, cfg, work, f):
+    """The feature's split (``out``) kept as the node's best, with its left statistics."""
+    keep_best(work.best, work.out, f, work.best_left, work.st, work.nstats.shape[0],
+              work.best_map, work.fmap, np.int64(0))
+
+
+#: The node search (:mod:`treelearn.engine.search`, the one every layout uses) over a node's
+#: bucketed non-zeros (:func:`node_entries`).
+search_node_sparse = node_search("search_node_sparse", feature_search=_feature_search,
+                                 random_cut=_random_cut, log_pvalue=_no_pvalue,
+                                 keep=_keep_best)
 
 
 @njit
 def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, crit, params,
-                   work, absolute):
+                   work, cfg, absolute):
     """Open, search and split one node of CSR data ``data = (indptr, indices, values, mark,
     tmp)``; returns ``(mid, n_constants)`` (``mid < 0``: leaf)."""
     indptr, indices, values, mark, tmp = data
@@ -321,8 +344,9 @@ def process_sparse(data, samples, tgt, ti, tf, tv, node, lo, hi, depth, nconst, 
     open_bounds(work.bounds, tf, node)
     if not splittable(hi - lo, wn, imp, depth, params, EPSILON):
         return -1, nconst
-    found, n_total = search_sparse(csr, samples, lo, hi, tgt, nconst, wn, imp, crit, params,
-                                   work, mark, absolute)
+    entries = node_entries(csr, samples, lo, hi, tgt, work.perm.shape[0], crit, mark)
+    found, n_total = search_node_sparse(entries, cfg, None, lo, hi, nconst, wn, imp, crit,
+                                        params, work, absolute, None)
     if not found:
         return -1, n_total
     f = int(best[lvl.R_SCORE])
@@ -372,7 +396,7 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
     # a sparse row's work is charged as 8 features' (its non-zeros are few)
     node, lo, hi, depth, nconst, arena_top, slot = pop_node(ti, tf, gs, stack, L.charge)
     mid, n_total = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
-                                  nconst, L.crit, L.params, L.work, L.absolute)
+                                  nconst, L.crit, L.params, L.work, L.cfg, L.absolute)
     return data, node, two_kids(L, lo, mid, hi), depth, n_total, arena_top, slot
 
 
@@ -380,14 +404,15 @@ def _resume(L, data, ti, tf, tv, gs, stack, status):
 def _step(L, data, ti, tf, tv, gs, node, lo, hi, depth, slot, arena_top):
     """Open, search and split a node of best-first growth."""
     mid, _ = process_sparse(data, L.samples, L.tgt, ti, tf, tv, node, lo, hi, depth,
-                            np.int64(0), L.crit, L.params, L.work, L.absolute)
+                            np.int64(0), L.crit, L.params, L.work, L.cfg,
+                            L.absolute)
     return data, two_kids(L, lo, mid, hi), arena_top, slot
 
 
 #: CSR rows (``data = (indptr, indices, values, mark, tmp)``) as a layout of the builder:
 #: the tree's rows ``samples``, its targets ``tgt``. Its search allocates per node, so the
 #: builder's runner hands every node over to the counting driver.
-Sparse = layout("Sparse", ("samples", "tgt", "crit", "absolute"),
+Sparse = layout("Sparse", ("samples", "tgt", "crit", "cfg", "absolute"),
                 process=handed_over, children=no_slots, children_any=no_slots,
                 hand_over=always, resume=_resume, step=_step, keep=no_slot,
                 release=nothing_to_release)
@@ -407,6 +432,9 @@ def grow_sparse(X, ycls: np.ndarray, yreg: np.ndarray, w: np.ndarray, prm: GrowP
     work = fit.search_work(n, p, prm.n_stats, 4, prm.seed, absolute, mono=prm.monotonic)
     params = prm.scalars(float(w.sum()))
     L = Sparse(samples=np.arange(n, dtype=np.int32), tgt=sample_targets(ycls, yreg, w),
-               crit=np.int64(prm.crit), absolute=np.zeros(0) if absolute else None,
+               crit=np.int64(prm.crit),
+               cfg=Config(is_cat=np.zeros(p, dtype=np.bool_), n_search=np.zeros(p, dtype=np.int64),
+                          category=None, extras=None),
+               absolute=np.zeros(0) if absolute else None,
                **two_way(params, work))
     return fit.drive({"L": L, "data": data}, prm, n, p)
