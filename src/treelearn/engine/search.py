@@ -5,10 +5,11 @@ Every layout but the ranked one searches a node this way; what differs is how on
 is searched (presorted lists :mod:`.layouts.presorted`, histograms :mod:`.layouts.bins`, the
 bucketed non-zeros of sparse rows :mod:`.layouts.sparse`) and what the layout's search reads
 (``X``: the presorted lists ``(V, I, C, R, W)``, the row buffers, the node's histogram and
-the bin layout, or a node's non-zeros by feature). :func:`node_search` compiles a copy of :func:`search_node`
-per layout whose globals hold the layout's steps, as :func:`treelearn.engine.builder.layout`
-does for the node loops (see the notes there: a copy shares the function's code, Numba
-caches it under its own name, and the compiled search calls its layout's steps directly).
+the bin layout, or a node's non-zeros by feature). :func:`node_search` compiles a copy of
+:func:`search_node` per layout whose globals hold the layout's steps, as
+:func:`treelearn.engine.builder.layout` does for the node loops (see the notes there: a copy
+shares the function's code, Numba caches it under its own name, and the compiled search
+calls its layout's steps directly).
 A layout's steps, as the search calls them:
 
 * ``feature_search(X, cfg, work, f, lo, hi, wn, crit, imp, params, rand_thr,
