@@ -399,6 +399,20 @@ def naive_partition(bins, f, tb):
 # -- tables: fractional routing, subset splits ----------------------------------------------
 
 
+def naive_branch(tree, node: int, x: float) -> int:
+    """The branch value ``x`` takes at ``node`` as the tree's rules read: NaN the missing
+    branch, a category code its level's branch (an unseen level the missing branch), a number
+    ``x <= threshold`` the first; -1: every branch, by the training shares."""
+    c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
+    if math.isnan(x):
+        return int(tree.missing_branch[node])
+    if c1 > c0:
+        code = int(x)
+        b = tree.cat_branch[c0 + code] if 0 <= code < c1 - c0 else -1
+        return int(b if b >= 0 else tree.missing_branch[node])
+    return 0 if x <= tree.threshold[node] else 1
+
+
 def naive_route(tree, X, stats=None):
     """Value of every row, recursively (twin of ``treelearn._tree.route``).
 
@@ -418,17 +432,7 @@ def naive_route(tree, X, stats=None):
         kids = tree.children(node)
         if len(kids) == 0:
             return tree.value[node, 0].copy()
-        x = X[i, tree.feature[node]]
-        c0, c1 = tree.cat_ptr[node], tree.cat_ptr[node + 1]
-        if math.isnan(x):
-            b = tree.missing_branch[node]
-        elif c1 > c0:
-            code = int(x)
-            b = tree.cat_branch[c0 + code] if 0 <= code < c1 - c0 else -1
-            if b < 0:
-                b = tree.missing_branch[node]
-        else:
-            b = 0 if x <= tree.threshold[node] else 1
+        b = naive_branch(tree, node, X[i, tree.feature[node]])
         if b >= 0:
             return walk(i, kids[b], wt)
         ws = tree.weighted_n_node_samples[kids]

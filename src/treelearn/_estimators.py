@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from . import _shap
 from ._docs import CLASS_ATTRIBUTES, FEATURE_ATTRIBUTES, fits, takes_rows
 from ._interrupt import interruptible
 from ._memory import check as check_memory
@@ -686,6 +687,29 @@ class BaseDecisionTree(BaseEstimator):
         """Return the decision path in the tree."""
         X = self._validate_X_predict(X)
         return self.tree_.decision_path(X)
+
+    @interruptible
+    @takes_rows("shap_values : ndarray of shape (n_samples, n_features) or (n_samples, "
+                "n_features, n_classes)",
+                "Each column's contribution to each sample's prediction (a regressor's value, "
+                "a classifier's class probabilities): ``expected_value_`` plus the sum over "
+                "the columns is the prediction.")
+    def shap_values(self, X) -> np.ndarray:
+        """Exact SHAP values of the predictions (path-dependent TreeSHAP, Lundberg et al.
+        2020), one per input column: a category column gets one value, whatever its levels
+        and subsets; learned missing directions and C4.5's fractional cases are followed as
+        the prediction follows them (see :mod:`treelearn._shap`). Oblique splits and linear
+        leaves raise ``TypeError``."""
+        X = self._validate_X_predict(X)
+        return _shap.estimator_shap(self, X, is_classifier(self))
+
+    @property
+    def expected_value_(self):
+        """The prediction with no column known (a float, or one value per class): each
+        leaf's value weighted by the training shares of the branches down to it; what
+        :meth:`shap_values` adds up from."""
+        check_is_fitted(self, "tree_")
+        return _shap.estimator_expected_value(self, is_classifier(self))
 
     def get_depth(self) -> int:
         """Return the depth of the tree (a single leaf has depth 0)."""

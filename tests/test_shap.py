@@ -1,0 +1,243 @@
+"""SHAP values of single trees (treelearn._shap): against the Shapley values enumerated by brute
+force, against SHAP's own TreeExplainer, and adding up to the predictions on every kind of
+split we grow (subsets, multiway, learned missing directions, C4.5's fractional cases)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import naive_branch
+
+import treelearn as tl
+from treelearn import _shap
+
+# -- the twin: Shapley values by enumeration, with the path-dependent value function -------------
+
+
+def _branch_shares(tree, node: int, x: float) -> tuple[list[float], list[float]]:
+    """``(z, o)`` of each branch of ``node``: its share of the node's training weight, and
+    the share of a row whose value at the node's column is ``x`` (the branch the tree's rules
+    give it, or, where they send it down every branch, the training shares)."""
+    kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
+    w = tree.weighted_n_node_samples[kids]
+    z = list(w / w.sum())
+    b = naive_branch(tree, node, x)
+    if b < 0:
+        return z, list(z)
+    return z, [1.0 if j == b else 0.0 for j in range(len(kids))]
+
+
+def _value(tree, values, x, known: set, node: int = 0) -> np.ndarray:
+    """v(S) of Lundberg et al.: at a node whose column is known the row's shares, else the
+    training shares, down to the leaves' values."""
+    kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
+    if len(kids) == 0:
+        return values[node]
+    f = tree.feature[node]
+    z, o = _branch_shares(tree, node, float(x[f]))
+    shares = o if f in known else z
+    return sum(s * _value(tree, values, x, known, c) for s, c in zip(shares, kids, strict=True))
+
+
+def _brute_force(tree, values, x) -> np.ndarray:
+    """phi_i = sum over S without i of |S|! (M - |S| - 1)! / M! (v(S + i) - v(S)), over the
+    M columns the tree splits on (the others are null players: exactly zero)."""
+    used = sorted({int(f) for f in tree.feature[tree.branch_ptr[1:] > tree.branch_ptr[:-1]]})
+    M = len(used)
+    phi = np.zeros((tree.n_features, values.shape[1]))
+    for i in used:
+        others = [f for f in used if f != i]
+        for r in range(M):
+            weight = math.factorial(r) * math.factorial(M - r - 1) / math.factorial(M)
+            for S in itertools.combinations(others, r):
+                phi[i] += weight * (_value(tree, values, x, set(S) | {i})
+                                    - _value(tree, values, x, set(S)))
+    return phi
+
+
+def _table(rng, n: int, holes: float) -> pd.DataFrame:
+    df = pd.DataFrame({
+        "num": np.round(rng.normal(size=n), 1),
+        "few": rng.integers(0, 4, n).astype(float),
+        "cat": pd.Categorical(rng.choice(list("pqrstu"), n)),
+        "other": pd.Categorical(rng.choice(list("xyz"), n)),
+        "noise": rng.normal(size=n),
+    })
+    for col in ("num", "few", "cat"):
+        df.loc[rng.random(n) < holes, col] = np.nan
+    return df
+
+
+SETTINGS = [
+    {"missing": "c45"},  # fractional cases at prediction
+    {"missing": "c45", "categorical_split": "multiway"},  # one branch per level
+    {"missing": "learn"},  # a learned direction per split; subsets of levels
+    {"missing": "learn", "categorical_split": "multiway"},
+    {"missing": "impute"},
+    {"missing": "m5"},  # regression only: routed by the node's average value
+]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(range(len(SETTINGS))),
+       st.booleans())
+def test_tree_shap_equals_the_enumerated_shapley_values(seed, which, regression):
+    """Random small tables with categories and holes, every missing-value method, subset and
+    multiway splits: each row's values equal the brute-force Shapley values of the printed
+    value function (rows with holes and unseen levels included)."""
+    rng = np.random.default_rng(seed)
+    df = _table(rng, 120, 0.15)
+    kw = dict(SETTINGS[which])
+    if kw["missing"] == "m5":
+        regression = True
+    if regression:
+        kw.pop("categorical_split", None)
+        y = df["num"].fillna(0).to_numpy() + (df["cat"] == "p") * 2.0 + rng.normal(size=120)
+        model = tl.DecisionTreeRegressor(max_depth=4, **kw).fit(df, y)
+    else:
+        y = ((df["num"].fillna(0) > 0) ^ df["cat"].isin(["p", "q"])).astype(int)
+        model = tl.DecisionTreeClassifier(max_depth=4, **kw).fit(df, y)
+    rows = _table(rng, 6, 0.3)
+    rows.loc[0, "cat"] = np.nan
+    phi = model.shap_values(rows)
+    X = model._validate_X_predict(rows)
+    values = _shap.leaf_values(model.tree_, not regression)
+    for i in range(len(rows)):
+        want = _brute_force(model.tree_, values, X[i])
+        got = phi[i] if not regression else phi[i][:, None]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_a_column_no_split_uses_gets_exactly_zero(rng):
+    df = _table(rng, 300, 0.1)
+    y = (df["num"].fillna(0) > 0).astype(int)
+    model = tl.DecisionTreeClassifier(max_depth=3, missing="c45").fit(df, y)
+    used = set(model.tree_.feature[model.tree_.feature >= 0])
+    phi = model.shap_values(df)
+    for f in range(df.shape[1]):
+        if f not in used:
+            assert np.all(phi[:, f] == 0.0)
+
+
+# -- SHAP's own explainer ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_equal_to_shaps_tree_explainer_on_the_sklearn_twin(regression):
+    """A numeric tree grown by scikit-learn, read into treelearn (from_sklearn): our values
+    and expected value are SHAP's TreeExplainer's (path-dependent, the default)."""
+    shap = pytest.importorskip("shap")
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 7)).astype(np.float32)
+    if regression:
+        sk = DecisionTreeRegressor(max_depth=8, random_state=0).fit(X, X[:, 0] * X[:, 1] + X[:, 2])
+    else:
+        y = (X[:, 0] + X[:, 1] * X[:, 2] > 0.3).astype(int) + (X[:, 3] > 1)
+        sk = DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y)
+    ours = tl.from_sklearn(sk)
+    explainer = shap.TreeExplainer(sk)
+    theirs = np.asarray(explainer.shap_values(X[:200]))
+    phi = ours.shap_values(X[:200])
+    np.testing.assert_allclose(phi, theirs.reshape(phi.shape), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ours.expected_value_, explainer.expected_value, rtol=1e-12)
+
+
+# -- additivity on every single-tree estimator ---------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tl.DecisionTreeClassifier(missing="c45"),
+    lambda: tl.DecisionTreeClassifier(splitter="hist", max_depth=6),
+    lambda: tl.DecisionTreeClassifier(criterion="gain_ratio", categorical_split="multiway"),
+    lambda: tl.ID3Classifier(),
+    lambda: tl.C45Classifier(),
+    lambda: tl.CARTClassifier(),
+    lambda: tl.DecisionTreeRegressor(missing="learn"),
+    lambda: tl.DecisionTreeRegressor(criterion="absolute_error", max_depth=6),
+    lambda: tl.DecisionTreeRegressor(missing="m5", max_depth=6),
+    lambda: tl.CARTRegressor(),
+], ids=["c45-missing", "hist", "multiway", "id3", "c45", "cart", "reg-learn", "reg-abs",
+         "reg-m5", "cart-reg"])
+def test_values_add_up_to_every_prediction(make, rng):
+    df = _table(rng, 400, 0.1)
+    est = make()
+    regression = tl.DecisionTreeRegressor in type(est).__mro__
+    if regression:
+        y = df["num"].fillna(0).to_numpy() * 3 + (df["cat"] == "q") + rng.normal(size=400)
+    else:
+        y = np.where(df["num"].fillna(0) > 0, "yes", "no")
+        y[df["cat"] == "r"] = "maybe"
+    if isinstance(est, tl.ID3Classifier):
+        df = df.drop(columns=["num", "noise"]).fillna({"few": 0.0})
+    est.fit(df, y)
+    rows = _table(rng, 50, 0.2)[df.columns]
+    if isinstance(est, tl.ID3Classifier):
+        rows = rows.fillna({"few": 0.0})
+    phi = est.shap_values(rows)
+    pred = est.predict(rows) if regression else est.predict_proba(rows)
+    assert phi.shape == ((50, df.shape[1]) if regression else (50, df.shape[1], 3))
+    np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
+
+
+def test_optimal_tree_values_add_up(rng):
+    X = rng.integers(0, 4, (300, 5)).astype(float)
+    y = ((X[:, 0] > 1) ^ (X[:, 2] == 3)).astype(int)
+    est = tl.OptimalTreeClassifier(max_depth=2).fit(X, y)
+    phi = est.shap_values(X)
+    np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), est.predict_proba(X),
+                               atol=1e-12)
+
+
+def test_oblique_and_linear_leaves_are_refused_by_name(rng):
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with pytest.raises(TypeError, match="oblique"):
+        tl.ObliqueTreeClassifier(random_state=0).fit(X, y).shap_values(X)
+    with pytest.raises(TypeError, match="linear leaves"):
+        tl.M5Regressor().fit(X, X[:, 0] * 2 + X[:, 1]).shap_values(X)
+
+
+def test_unfitted_and_wrong_width_are_refused(rng):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        tl.DecisionTreeClassifier().shap_values(np.zeros((2, 3)))
+    with pytest.raises(NotFittedError):
+        _ = tl.DecisionTreeRegressor().expected_value_
+    X = rng.normal(size=(100, 3))
+    est = tl.DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="features"):
+        est.shap_values(X[:, :2])
+
+
+def test_ctrl_c_is_taken_between_blocks_of_rows(monkeypatch, rng):
+    X = rng.normal(size=(500, 4))
+    est = tl.DecisionTreeRegressor(max_depth=5).fit(X, X[:, 0])
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_shap, "SHAP_ROWS", 100)
+    monkeypatch.setattr(_shap, "check_interrupt", check)
+    with pytest.raises(KeyboardInterrupt):
+        est.shap_values(X)
+    assert len(calls) == 2  # stopped after the second block of five
+
+
+def test_the_output_is_checked_against_memory_first(monkeypatch, rng):
+    X = rng.normal(size=(100, 3))
+    est = tl.DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0])
+    monkeypatch.setenv("TREELEARN_MEMORY_LIMIT", "1K")
+    with pytest.raises(MemoryError, match="SHAP values"):
+        est.shap_values(X)
