@@ -241,3 +241,14 @@ def test_the_output_is_checked_against_memory_first(monkeypatch, rng):
     monkeypatch.setenv("TREELEARN_MEMORY_LIMIT", "1K")
     with pytest.raises(MemoryError, match="SHAP values"):
         est.shap_values(X)
+
+
+def test_sparse_rows_give_the_dense_rows_values(rng):
+    import scipy.sparse as sp
+
+    X = sp.random(300, 6, density=0.3, format="csr", random_state=1, dtype=np.float32)
+    y = np.asarray(X[:, 0].todense()).ravel() + np.asarray(X[:, 3].todense()).ravel()
+    est = tl.DecisionTreeRegressor(max_depth=5).fit(X, y)
+    phi = est.shap_values(X)
+    np.testing.assert_array_equal(phi, est.shap_values(X.toarray()))
+    np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), est.predict(X), atol=1e-12)

@@ -37,6 +37,7 @@ another process shared the machine; SHAP's C++ explainer 0.36-0.42 s in the same
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._interrupt import check as check_interrupt
 from ._memory import check as check_memory
@@ -255,12 +256,14 @@ def tree_expected_value(tree: Tree, value: np.ndarray) -> np.ndarray:
 def tree_shap_values(tree: Tree, X: np.ndarray, value: np.ndarray,
                      out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:
     """SHAP values of the tree's predictions (its node values ``value``, :func:`leaf_values`)
-    for the rows of ``X`` (validated, float32, dense): shape ``(n_samples, n_features,
+    for the rows of ``X`` (validated: float32, dense or CSR): shape ``(n_samples, n_features,
     n_outputs)``, added to ``out`` when given."""
     _check_tree(tree)
     import numba
 
-    X = np.ascontiguousarray(X, dtype=np.float32)
+    sparse = sp.issparse(X)
+    if not sparse:
+        X = np.ascontiguousarray(X, dtype=np.float32)
     n = X.shape[0]
     if out is None:
         out = np.zeros((n, tree.n_features, value.shape[1]))
@@ -271,7 +274,9 @@ def tree_shap_values(tree: Tree, X: np.ndarray, value: np.ndarray,
     for a in range(0, n, SHAP_ROWS):
         b = min(n, a + SHAP_ROWS)
         parts = max(1, min(threads * 4, b - a))
-        tree_shap(X[a:b], *args, np.int64(parts), out[a:b])
+        # sparse rows made dense a block at a time (the kernel reads a row's value per node)
+        block = np.ascontiguousarray(X[a:b].toarray(), dtype=np.float32) if sparse else X[a:b]
+        tree_shap(block, *args, np.int64(parts), out[a:b])
         check_interrupt()
     return out
 
