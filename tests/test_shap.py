@@ -252,3 +252,62 @@ def test_sparse_rows_give_the_dense_rows_values(rng):
     phi = est.shap_values(X)
     np.testing.assert_array_equal(phi, est.shap_values(X.toarray()))
     np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), est.predict(X), atol=1e-12)
+
+
+# -- ensembles -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tl.RandomForestClassifier(n_estimators=8, random_state=0),
+    lambda: tl.RandomForestRegressor(n_estimators=8, splitter="hist", random_state=0),
+    lambda: tl.ExtraTreesClassifier(n_estimators=8, random_state=0),
+    lambda: tl.BaggingClassifier(tl.C45Classifier(), n_estimators=6, max_features=0.7,
+                                 bootstrap_features=True, random_state=0),
+    lambda: tl.BaggingRegressor(n_estimators=6, random_state=0),
+], ids=["forest", "hist-forest-reg", "extra-trees", "bagging-c45-subspaces", "bagging-reg"])
+def test_ensemble_values_add_up_to_the_predictions(make, rng):
+    """The mean of the trees' values, columns of random subspaces put back (a repeated
+    column adds up): the forest's prediction, on a table with categories and holes."""
+    df = _table(rng, 300, 0.1)
+    est = make()
+    regression = "Regressor" in type(est).__name__
+    y = (df["num"].fillna(0).to_numpy() * 3 + (df["cat"] == "q") if regression
+         else np.where(df["num"].fillna(0) > 0, "yes", "no"))
+    if "ExtraTrees" in type(est).__name__:  # random splits: numbers without holes only
+        df = df[["num", "few", "noise"]].fillna(0.0)
+    est.fit(df, y)
+    rows = df.iloc[:40]
+    phi = est.shap_values(rows)
+    pred = est.predict(rows) if regression else est.predict_proba(rows)
+    np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
+
+
+def test_forest_equals_shaps_tree_explainer():
+    shap = pytest.importorskip("shap")
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    est = tl.RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0).fit(X, y)
+    explainer = shap.TreeExplainer(tl.to_sklearn(est))
+    theirs = np.asarray(explainer.shap_values(X[:100], check_additivity=False))
+    phi = est.shap_values(X[:100])
+    np.testing.assert_allclose(phi, theirs.reshape(phi.shape), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.expected_value_, explainer.expected_value, rtol=1e-12)
+
+
+def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
+    X = rng.normal(size=(200, 3))
+    q = tl.RandomForestQuantileRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0])
+    with pytest.raises(TypeError, match="quantiles"):
+        q.shap_values(X)
+    with pytest.raises(AttributeError):
+        _ = q.expected_value_
+    ada = tl.AdaBoostClassifier(n_estimators=3).fit(X, X[:, 0] > 0)
+    with pytest.raises(TypeError, match="softmax"):
+        ada.shap_values(X)
+    Xo = rng.normal(size=(600, 3))
+    oblique = tl.ObliqueRandomForestClassifier(n_estimators=3, random_state=0).fit(
+        Xo, Xo[:, 0] + Xo[:, 1] > 0)
+    assert any(t.tree_.is_oblique for t in oblique.estimators_)
+    with pytest.raises(TypeError, match="oblique"):
+        oblique.shap_values(Xo)

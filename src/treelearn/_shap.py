@@ -304,3 +304,36 @@ def estimator_expected_value(model, classifier: bool):
     class for a classifier."""
     ev = tree_expected_value(model.tree_, leaf_values(model.tree_, classifier))
     return ev if classifier else float(ev[0])
+
+
+def ensemble_shap(model, X, classifier: bool) -> np.ndarray:
+    """An averaging ensemble's SHAP values (forests, extra trees, bagging): the mean over its
+    trees of each tree's values (the prediction is the mean of the trees' values, and a
+    Shapley value is linear in the game), each tree's columns put back where bagging's random
+    subspaces took them from. ``(n, p)`` for a regressor, ``(n, p, n_classes)`` for a
+    classifier."""
+    trees = model.estimators_
+    feats = getattr(model, "estimators_features_", None)
+    n, p = X.shape
+    V = len(model.classes_) if classifier else 1
+    check_output_memory(n, p, V, "SHAP values")
+    out = np.zeros((n, p, V))
+    for k, member in enumerate(trees):
+        tree = member.tree_
+        value = leaf_values(tree, classifier)
+        if feats is None:
+            tree_shap_values(tree, X, value, out=out)
+        else:  # a random subspace: the tree's column j is the ensemble's feats[k][j]
+            phi = tree_shap_values(tree, X[:, feats[k]], value)
+            np.add.at(out, (slice(None), np.asarray(feats[k])), phi)
+    out /= len(trees)
+    return out if classifier else out[:, :, 0]
+
+
+def ensemble_expected_value(model, classifier: bool):
+    """The mean of the trees' expected values (a float, or one per class)."""
+    total = 0.0
+    for member in model.estimators_:
+        total = total + tree_expected_value(member.tree_, leaf_values(member.tree_, classifier))
+    ev = total / len(model.estimators_)
+    return ev if classifier else float(ev[0])

@@ -254,6 +254,15 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             return pred[:, 1] - pred[:, 0]
         return pred
 
+    @takes_rows("shap_values : never returned", "The call raises TypeError (see above).")
+    def shap_values(self, X):
+        """Not computed yet: SAMME's probabilities are a softmax of the weighted votes, not
+        a sum over the learners, so SHAP values of them would not add up. Raises
+        ``TypeError``."""
+        raise TypeError("AdaBoostClassifier's probabilities are a softmax of its learners' "
+                        "weighted votes, not a sum over them, so their SHAP values do not add "
+                        "up; explain its trees one by one (model.estimators_[k].shap_values).")
+
     @interruptible
     @takes_rows("score : ndarray of shape (n_samples,) for two classes, else "
                 "(n_samples, n_classes)")

@@ -41,7 +41,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _members
+from .. import _members, _shap
 from .._docs import fits, takes_rows
 from .._estimators import (
     _COMMON_CONSTRAINTS,
@@ -392,6 +392,25 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
         self._packed = packed
         if packed.stored:
             self.estimators_ = Members(packed, members, dims)
+
+    @interruptible
+    @takes_rows("shap_values : ndarray of shape (n_samples, n_features) or (n_samples, "
+                "n_features, n_classes)",
+                "Each column's contribution to each sample's prediction: ``expected_value_`` "
+                "plus the sum over the columns is the prediction.")
+    def shap_values(self, X) -> np.ndarray:
+        """Exact SHAP values of the predictions: the mean over the trees of each tree's
+        path-dependent TreeSHAP values (see :meth:`DecisionTreeClassifier.shap_values`), one
+        per input column."""
+        X = self._validate_X_predict(X)
+        return _shap.ensemble_shap(self, X, is_classifier(self))
+
+    @property
+    def expected_value_(self):
+        """The prediction with no column known: the mean of the trees' expected values (a
+        float, or one value per class)."""
+        check_is_fitted(self, "estimators_")
+        return _shap.ensemble_expected_value(self, is_classifier(self))
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")

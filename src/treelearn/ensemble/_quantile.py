@@ -79,6 +79,21 @@ def _check_quantiles(quantiles, name: str = "quantiles"):
 class _QuantileForest:
     """What both quantile forests add to their forest: the leaves' training targets."""
 
+    @takes_rows("shap_values : never returned", "The call raises TypeError (see above).")
+    def shap_values(self, X):
+        """Not computed: a quantile forest predicts quantiles of the training targets its
+        leaves hold, not a mean of leaf values, and SHAP values add up only to the latter.
+        Raises ``TypeError``."""
+        raise TypeError(f"{type(self).__name__} predicts quantiles of the leaves' training "
+                        "targets, which are not sums over its trees: SHAP values would not "
+                        "add up to them. The trees' mean prediction is explained by "
+                        "RandomForestRegressor(...).shap_values.")
+
+    @property
+    def expected_value_(self):
+        """Not defined (see :meth:`shap_values`)."""
+        raise AttributeError(f"{type(self).__name__} has no expected_value_: see shap_values.")
+
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on (X, y) and keep every tree's leaf rows (see the module notes).
 
