@@ -153,7 +153,7 @@ def test_every_method_that_takes_rows_documents_them(cls):
     import inspect
 
     methods = ("fit", "predict", "predict_proba", "predict_log_proba", "decision_function",
-               "apply", "decision_path", "shap_values")
+               "apply", "decision_path", "shap_values", "shap_interaction_values")
     checked = 0
     for name in methods:
         fn = getattr(cls, name, None)

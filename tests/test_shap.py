@@ -33,32 +33,65 @@ def _branch_shares(tree, node: int, x: float) -> tuple[list[float], list[float]]
     return z, [1.0 if j == b else 0.0 for j in range(len(kids))]
 
 
-def _value(tree, values, x, known: set, node: int = 0) -> np.ndarray:
+def _value(tree, values, x, known: set, node: int = 0, feature=None) -> np.ndarray:
     """v(S) of Lundberg et al.: at a node whose column is known the row's shares, else the
-    training shares, down to the leaves' values."""
+    training shares, down to the leaves' values. ``feature``: the column each node reads,
+    where it is not the tree's own (a bagged tree grown on a subspace)."""
+    feature = tree.feature if feature is None else feature
     kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
     if len(kids) == 0:
         return values[node]
-    f = tree.feature[node]
+    f = feature[node]
     z, o = _branch_shares(tree, node, float(x[f]))
     shares = o if f in known else z
-    return sum(s * _value(tree, values, x, known, c) for s, c in zip(shares, kids, strict=True))
+    return sum(s * _value(tree, values, x, known, c, feature)
+               for s, c in zip(shares, kids, strict=True))
 
 
-def _brute_force(tree, values, x) -> np.ndarray:
+def _used(tree, feature) -> list[int]:
+    return sorted({int(f) for f in feature[tree.branch_ptr[1:] > tree.branch_ptr[:-1]]})
+
+
+def _brute_force(tree, values, x, feature=None, p=None) -> np.ndarray:
     """phi_i = sum over S without i of |S|! (M - |S| - 1)! / M! (v(S + i) - v(S)), over the
     M columns the tree splits on (the others are null players: exactly zero)."""
-    used = sorted({int(f) for f in tree.feature[tree.branch_ptr[1:] > tree.branch_ptr[:-1]]})
+    feature = tree.feature if feature is None else feature
+    used = _used(tree, feature)
     M = len(used)
-    phi = np.zeros((tree.n_features, values.shape[1]))
+    phi = np.zeros((tree.n_features if p is None else p, values.shape[1]))
     for i in used:
         others = [f for f in used if f != i]
         for r in range(M):
             weight = math.factorial(r) * math.factorial(M - r - 1) / math.factorial(M)
             for S in itertools.combinations(others, r):
-                phi[i] += weight * (_value(tree, values, x, set(S) | {i})
-                                    - _value(tree, values, x, set(S)))
+                phi[i] += weight * (_value(tree, values, x, set(S) | {i}, 0, feature)
+                                    - _value(tree, values, x, set(S), 0, feature))
     return phi
+
+
+def _brute_force_interactions(tree, values, x) -> np.ndarray:
+    """The Shapley interaction index as SHAP halves it (Lundberg et al. 2020, Methods, eq.
+    for Phi_ij): for i != j, sum over S without i and j of |S|! (M - |S| - 2)! / (2 (M - 1)!)
+    (v(S + i + j) - v(S + i) - v(S + j) + v(S)); on the diagonal phi_i less the rest of its
+    row."""
+    used = _used(tree, tree.feature)
+    M = len(used)
+    phi = _brute_force(tree, values, x)
+    out = np.zeros((tree.n_features, tree.n_features, values.shape[1]))
+    for i, j in itertools.permutations(used, 2):
+        others = [f for f in used if f not in (i, j)]
+        for r in range(M - 1):
+            weight = (math.factorial(r) * math.factorial(M - r - 2)
+                      / (2 * math.factorial(M - 1)))
+            for S in itertools.combinations(others, r):
+                S = set(S)
+                out[i, j] += weight * (_value(tree, values, x, S | {i, j})
+                                       - _value(tree, values, x, S | {i})
+                                       - _value(tree, values, x, S | {j})
+                                       + _value(tree, values, x, S))
+    for i in used:
+        out[i, i] = phi[i] - sum(out[i, j] for j in used if j != i)
+    return out
 
 
 def _table(rng, n: int, holes: float) -> pd.DataFrame:
@@ -84,13 +117,9 @@ SETTINGS = [
 ]
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(range(len(SETTINGS))),
-       st.booleans())
-def test_tree_shap_equals_the_enumerated_shapley_values(seed, which, regression):
-    """Random small tables with categories and holes, every missing-value method, subset and
-    multiway splits: each row's values equal the brute-force Shapley values of the printed
-    value function (rows with holes and unseen levels included)."""
+def _random_model(seed: int, which: int, regression: bool, depth: int):
+    """A small tree on a random table with categories and holes, grown with SETTINGS[which],
+    and six rows to explain (holes and an unseen level among them)."""
     rng = np.random.default_rng(seed)
     df = _table(rng, 120, 0.15)
     kw = dict(SETTINGS[which])
@@ -99,18 +128,45 @@ def test_tree_shap_equals_the_enumerated_shapley_values(seed, which, regression)
     if regression:
         kw.pop("categorical_split", None)
         y = df["num"].fillna(0).to_numpy() + (df["cat"] == "p") * 2.0 + rng.normal(size=120)
-        model = tl.DecisionTreeRegressor(max_depth=4, **kw).fit(df, y)
+        model = tl.DecisionTreeRegressor(max_depth=depth, **kw).fit(df, y)
     else:
         y = ((df["num"].fillna(0) > 0) ^ df["cat"].isin(["p", "q"])).astype(int)
-        model = tl.DecisionTreeClassifier(max_depth=4, **kw).fit(df, y)
+        model = tl.DecisionTreeClassifier(max_depth=depth, **kw).fit(df, y)
     rows = _table(rng, 6, 0.3)
     rows.loc[0, "cat"] = np.nan
+    return model, rows, regression
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(range(len(SETTINGS))),
+       st.booleans())
+def test_tree_shap_equals_the_enumerated_shapley_values(seed, which, regression):
+    """Random small tables with categories and holes, every missing-value method, subset and
+    multiway splits: each row's values equal the brute-force Shapley values of the printed
+    value function (rows with holes and unseen levels included)."""
+    model, rows, regression = _random_model(seed, which, regression, depth=4)
     phi = model.shap_values(rows)
     X = model._validate_X_predict(rows)
     values = _shap.leaf_values(model.tree_, not regression)
     for i in range(len(rows)):
         want = _brute_force(model.tree_, values, X[i])
         got = phi[i] if not regression else phi[i][:, None]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(range(len(SETTINGS))),
+       st.booleans())
+def test_interaction_values_equal_the_enumerated_interaction_index(seed, which, regression):
+    """The same random trees: each row's interaction matrix equals the Shapley interaction
+    index enumerated over every pair and subset of the used columns."""
+    model, rows, regression = _random_model(seed, which, regression, depth=3)
+    inter = model.shap_interaction_values(rows)
+    X = model._validate_X_predict(rows)
+    values = _shap.leaf_values(model.tree_, not regression)
+    for i in range(len(rows)):
+        want = _brute_force_interactions(model.tree_, values, X[i])
+        got = inter[i] if not regression else inter[i][..., None]
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
@@ -148,6 +204,10 @@ def test_equal_to_shaps_tree_explainer_on_the_sklearn_twin(regression):
     phi = ours.shap_values(X[:200])
     np.testing.assert_allclose(phi, theirs.reshape(phi.shape), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(ours.expected_value_, explainer.expected_value, rtol=1e-12)
+    theirs = np.asarray(explainer.shap_interaction_values(X[:50]))
+    inter = ours.shap_interaction_values(X[:50])
+    assert inter.shape == ((50, 7, 7) if regression else (50, 7, 7, 3))
+    np.testing.assert_allclose(inter, theirs.reshape(inter.shape), rtol=1e-9, atol=1e-12)
 
 
 # -- additivity on every single-tree estimator ---------------------------------------------------
@@ -185,6 +245,9 @@ def test_values_add_up_to_every_prediction(make, rng):
     pred = est.predict(rows) if regression else est.predict_proba(rows)
     assert phi.shape == ((50, df.shape[1]) if regression else (50, df.shape[1], 3))
     np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
+    inter = est.shap_interaction_values(rows[:10])
+    np.testing.assert_allclose(inter.sum(axis=2), phi[:10], atol=1e-12)
+    np.testing.assert_allclose(inter, np.swapaxes(inter, 1, 2), atol=1e-12)
 
 
 def test_optimal_tree_values_add_up(rng):
@@ -241,6 +304,10 @@ def test_the_output_is_checked_against_memory_first(monkeypatch, rng):
     monkeypatch.setenv("TREELEARN_MEMORY_LIMIT", "1K")
     with pytest.raises(MemoryError, match="SHAP values"):
         est.shap_values(X)
+    monkeypatch.setenv("TREELEARN_MEMORY_LIMIT", "4K")
+    assert est.shap_values(X).shape == (100, 3)  # 2,400 bytes
+    with pytest.raises(MemoryError, match="interaction values for 100 rows x 3 columns x 3"):
+        est.shap_interaction_values(X)  # 7,200 bytes
 
 
 def test_sparse_rows_give_the_dense_rows_values(rng):
@@ -280,6 +347,28 @@ def test_ensemble_values_add_up_to_the_predictions(make, rng):
     phi = est.shap_values(rows)
     pred = est.predict(rows) if regression else est.predict_proba(rows)
     np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
+    inter = est.shap_interaction_values(rows[:8])
+    np.testing.assert_allclose(inter.sum(axis=2), phi[:8], atol=1e-12)
+
+
+def test_random_subspaces_are_read_as_the_ensembles_columns(rng):
+    """Bagging on random subspaces: each tree's splits are read as the ensemble's columns,
+    and the values are the mean of the trees' enumerated Shapley values over those."""
+    df = _table(rng, 300, 0.1)[["num", "few", "noise"]].fillna(0.0)
+    y = df["num"].to_numpy() * 3 + df["few"].to_numpy() + rng.normal(size=300)
+    est = tl.BaggingRegressor(tl.DecisionTreeRegressor(max_depth=4), n_estimators=6,
+                              max_features=2, random_state=0).fit(df, y)
+    feats = [np.asarray(f) for f in est.estimators_features_]
+    assert len({tuple(f) for f in feats}) > 1
+    X = df.to_numpy(dtype=np.float32)[:5]
+    phi = est.shap_values(X)
+    for i in range(len(X)):
+        want = np.zeros((3, 1))
+        for member, f in zip(est.estimators_, feats, strict=True):
+            tree = member.tree_
+            feature = np.where(tree.feature >= 0, f[np.maximum(tree.feature, 0)], -1)
+            want += _brute_force(tree, _shap.leaf_values(tree, False), X[i], feature, p=3)
+        np.testing.assert_allclose(phi[i], want[:, 0] / len(feats), rtol=1e-9, atol=1e-12)
 
 
 def test_forest_equals_shaps_tree_explainer():
@@ -293,6 +382,9 @@ def test_forest_equals_shaps_tree_explainer():
     phi = est.shap_values(X[:100])
     np.testing.assert_allclose(phi, theirs.reshape(phi.shape), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(est.expected_value_, explainer.expected_value, rtol=1e-12)
+    theirs = np.asarray(explainer.shap_interaction_values(X[:30]))
+    inter = est.shap_interaction_values(X[:30])
+    np.testing.assert_allclose(inter, theirs.reshape(inter.shape), rtol=1e-9, atol=1e-12)
 
 
 def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
@@ -300,14 +392,20 @@ def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
     q = tl.RandomForestQuantileRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0])
     with pytest.raises(TypeError, match="quantiles"):
         q.shap_values(X)
+    with pytest.raises(TypeError, match="quantiles"):
+        q.shap_interaction_values(X)
     with pytest.raises(AttributeError):
         _ = q.expected_value_
     ada = tl.AdaBoostClassifier(n_estimators=3).fit(X, X[:, 0] > 0)
     with pytest.raises(TypeError, match="softmax"):
         ada.shap_values(X)
+    with pytest.raises(TypeError, match="softmax"):
+        ada.shap_interaction_values(X)
     Xo = rng.normal(size=(600, 3))
     oblique = tl.ObliqueRandomForestClassifier(n_estimators=3, random_state=0).fit(
         Xo, Xo[:, 0] + Xo[:, 1] > 0)
     assert any(t.tree_.is_oblique for t in oblique.estimators_)
     with pytest.raises(TypeError, match="oblique"):
         oblique.shap_values(Xo)
+    with pytest.raises(TypeError, match="oblique"):
+        oblique.shap_interaction_values(Xo)

@@ -57,6 +57,21 @@ CLASS_ATTRIBUTES = """    classes_ : ndarray of shape (n_classes,)
         Number of classes.
 """
 
+#: The Returns sections of ``shap_values`` and ``shap_interaction_values`` (trees and
+#: ensembles).
+SHAP_RETURNS = ("shap_values : ndarray of shape (n_samples, n_features) or (n_samples, "
+                "n_features, n_classes)",
+                "Each column's contribution to each sample's prediction (a regressor's value, "
+                "a classifier's class probabilities): ``expected_value_`` plus the sum over "
+                "the columns is the prediction.")
+SHAP_INTERACTION_RETURNS = (
+    "shap_interaction_values : ndarray of shape (n_samples, n_features, n_features) or "
+    "(n_samples, n_features, n_features, n_classes)",
+    "Entry ``[i, j, k]`` (``j != k``): half the interaction of columns ``j`` and ``k`` in "
+    "sample ``i``'s prediction (SHAP's definition, so the matrix is symmetric and the pair's "
+    "whole interaction is ``[i, j, k] + [i, k, j]``); ``[i, j, j]``: column ``j``'s value "
+    "without its interactions. Row ``j`` adds up to ``shap_values(X)[i, j]``.")
+
 WEIGHTS = "Non-negative weights, not all zero. None gives every sample weight one."
 
 

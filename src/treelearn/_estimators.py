@@ -28,7 +28,14 @@ from sklearn.utils.validation import (
 )
 
 from . import _shap
-from ._docs import CLASS_ATTRIBUTES, FEATURE_ATTRIBUTES, fits, takes_rows
+from ._docs import (
+    CLASS_ATTRIBUTES,
+    FEATURE_ATTRIBUTES,
+    SHAP_INTERACTION_RETURNS,
+    SHAP_RETURNS,
+    fits,
+    takes_rows,
+)
 from ._interrupt import interruptible
 from ._memory import check as check_memory
 from ._tree import MISSING_FRACTIONAL, TREE_LEAF, Tree, expected_costs
@@ -689,11 +696,7 @@ class BaseDecisionTree(BaseEstimator):
         return self.tree_.decision_path(X)
 
     @interruptible
-    @takes_rows("shap_values : ndarray of shape (n_samples, n_features) or (n_samples, "
-                "n_features, n_classes)",
-                "Each column's contribution to each sample's prediction (a regressor's value, "
-                "a classifier's class probabilities): ``expected_value_`` plus the sum over "
-                "the columns is the prediction.")
+    @takes_rows(*SHAP_RETURNS)
     def shap_values(self, X) -> np.ndarray:
         """Exact SHAP values of the predictions (path-dependent TreeSHAP, Lundberg et al.
         2020), one per input column: a category column gets one value, whatever its levels
@@ -702,6 +705,17 @@ class BaseDecisionTree(BaseEstimator):
         leaves raise ``TypeError``."""
         X = self._validate_X_predict(X)
         return _shap.estimator_shap(self, X, is_classifier(self))
+
+    @interruptible
+    @takes_rows(*SHAP_INTERACTION_RETURNS)
+    def shap_interaction_values(self, X) -> np.ndarray:
+        """Exact SHAP interaction values of the predictions (Lundberg et al. 2020), pairs of
+        input columns as :meth:`shap_values` has columns. Each row costs about ``2 m + 1``
+        times its SHAP values, ``m`` the number of columns the tree splits on; the output
+        holds ``n_samples x n_features ** 2`` values per output and is checked against the
+        memory first."""
+        X = self._validate_X_predict(X)
+        return _shap.estimator_shap(self, X, is_classifier(self), interactions=True)
 
     @property
     def expected_value_(self):

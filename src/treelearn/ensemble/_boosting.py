@@ -263,6 +263,12 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
                         "weighted votes, not a sum over them, so their SHAP values do not add "
                         "up; explain its trees one by one (model.estimators_[k].shap_values).")
 
+    @takes_rows("shap_interaction_values : never returned",
+                "The call raises TypeError, as :meth:`shap_values` does.")
+    def shap_interaction_values(self, X):
+        """Not computed, for the reason :meth:`shap_values` gives. Raises ``TypeError``."""
+        return self.shap_values(X)
+
     @interruptible
     @takes_rows("score : ndarray of shape (n_samples,) for two classes, else "
                 "(n_samples, n_classes)")

@@ -42,7 +42,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _members, _shap
-from .._docs import fits, takes_rows
+from .._docs import SHAP_INTERACTION_RETURNS, SHAP_RETURNS, fits, takes_rows
 from .._estimators import (
     _COMMON_CONSTRAINTS,
     MAX_INT,
@@ -394,16 +394,21 @@ class _BaseEnsemble(ProximityMixin, BaseEstimator):
             self.estimators_ = Members(packed, members, dims)
 
     @interruptible
-    @takes_rows("shap_values : ndarray of shape (n_samples, n_features) or (n_samples, "
-                "n_features, n_classes)",
-                "Each column's contribution to each sample's prediction: ``expected_value_`` "
-                "plus the sum over the columns is the prediction.")
+    @takes_rows(*SHAP_RETURNS)
     def shap_values(self, X) -> np.ndarray:
         """Exact SHAP values of the predictions: the mean over the trees of each tree's
         path-dependent TreeSHAP values (see :meth:`DecisionTreeClassifier.shap_values`), one
         per input column."""
         X = self._validate_X_predict(X)
         return _shap.ensemble_shap(self, X, is_classifier(self))
+
+    @interruptible
+    @takes_rows(*SHAP_INTERACTION_RETURNS)
+    def shap_interaction_values(self, X) -> np.ndarray:
+        """Exact SHAP interaction values of the predictions: the mean over the trees of each
+        tree's (see :meth:`DecisionTreeClassifier.shap_interaction_values`)."""
+        X = self._validate_X_predict(X)
+        return _shap.ensemble_shap(self, X, is_classifier(self), interactions=True)
 
     @property
     def expected_value_(self):

@@ -89,6 +89,12 @@ class _QuantileForest:
                         "add up to them. The trees' mean prediction is explained by "
                         "RandomForestRegressor(...).shap_values.")
 
+    @takes_rows("shap_interaction_values : never returned",
+                "The call raises TypeError, as :meth:`shap_values` does.")
+    def shap_interaction_values(self, X):
+        """Not computed, for the reason :meth:`shap_values` gives. Raises ``TypeError``."""
+        return self.shap_values(X)
+
     @property
     def expected_value_(self):
         """Not defined (see :meth:`shap_values`)."""
