@@ -165,6 +165,75 @@ def test_fit_on_a_table_with_categories_and_holes(table_csv):
     assert "ignored column 'id': every value is distinct" in info_text
 
 
+def _shop_features(d):
+    df = pd.read_csv(d / "shop.csv")
+    X = df[["colour", "size", "weight"]].astype({"colour": object})
+    X["colour"] = X["colour"].where(X["colour"].notna(), None)
+    return df, X
+
+
+def test_explain_writes_each_columns_contribution(table_csv):
+    """The CSV holds the model's own SHAP values, expected value and prediction, which add
+    up; a classifier of two classes is explained through the second class's probability."""
+    d = table_csv
+    ok("fit", "shop.csv", "--target", "label", "--ignore", "price", "-o", "ex.tlm", cwd=d)
+    model = tl.io.load(d / "ex.tlm")
+    df, X = _shop_features(d)
+    out = run("explain", "ex.tlm", "shop.csv", "--id", "id", cwd=d)
+    got = pd.read_csv(io.StringIO(out.stdout), keep_default_na=False)
+    assert list(got.columns) == ["id", "expected_value", "shap_colour", "shap_size",
+                                 "shap_weight", "proba_skip"]
+    phi = model.shap_values(X)
+    np.testing.assert_array_equal(got[["shap_colour", "shap_size", "shap_weight"]],
+                                  phi[:, :, 1])
+    np.testing.assert_allclose(got["expected_value"] + got.filter(like="shap_").sum(axis=1),
+                               got["proba_skip"], atol=1e-12)
+    np.testing.assert_array_equal(got["proba_skip"], model.predict_proba(X)[:, 1])
+    assert (got["id"] == df["id"]).all()
+    mean = np.abs(phi[:, :, 1]).mean(axis=0)
+    first = ["colour", "size", "weight"][int(np.argmax(mean))]
+    assert out.stderr.startswith("mean |SHAP| over 400 rows:\n  " + first)
+    ok("explain", "ex.tlm", "shop.csv", "--id", "id", "-o", "contrib.csv", cwd=d)
+    assert (d / "contrib.csv").read_text() == out.stdout
+    buy = pd.read_csv(io.StringIO(ok("explain", "ex.tlm", "shop.csv", "--class", "buy",
+                                     cwd=d).stdout))
+    np.testing.assert_array_equal(buy["shap_size"], phi[:, 1, 0])
+    assert "proba_buy" in buy.columns
+
+
+def test_explain_forests_regressors_and_refusals(table_csv):
+    d = table_csv
+    ok("fit", "shop.csv", "--target", "colour", "--ignore", "id,price", "--algorithm",
+       "forest", "--n-estimators", "4", "-o", "colour.tlm", cwd=d)
+    forest = tl.io.load(d / "colour.tlm")
+    got = pd.read_csv(io.StringIO(ok("explain", "colour.tlm", "shop.csv", cwd=d).stdout))
+    classes = [str(c) for c in forest.classes_]
+    assert len(classes) == 3 and f"shap_size_{classes[2]}" in got.columns
+    for c in classes:
+        total = got[f"expected_value_{c}"] + got.filter(regex=f"^shap_.*_{c}$").sum(axis=1)
+        np.testing.assert_allclose(total, got[f"proba_{c}"], atol=1e-12)
+    ok("fit", "shop.csv", "--target", "price", "--ignore", "id,label", "--cv", "0", "-o",
+       "reg.tlm", cwd=d)
+    reg = tl.io.load(d / "reg.tlm")
+    _, X = _shop_features(d)
+    got = pd.read_csv(io.StringIO(ok("explain", "reg.tlm", "shop.csv", cwd=d).stdout))
+    assert list(got.columns) == ["expected_value", "shap_colour", "shap_size", "shap_weight",
+                                 "prediction"]
+    np.testing.assert_array_equal(got["prediction"], reg.predict(X))
+    assert "--class is for classification" in error("explain", "reg.tlm", "shop.csv",
+                                                     "--class", "x", cwd=d)
+    assert "--class 'nope' is not a class of the model; its classes are buy, skip" in error(
+        "explain", "ex.tlm", "shop.csv", "--class", "nope", cwd=d)
+    ok("fit", "shop.csv", "--target", "price", "--ignore", "id,label", "--algorithm", "m5",
+       "--cv", "0", "-o", "m5x.tlm", cwd=d)
+    assert "cannot explain this model: SHAP values of model trees" in error(
+        "explain", "m5x.tlm", "shop.csv", cwd=d)
+    ok("fit", "shop.csv", "--target", "label", "--ignore", "id,price", "--algorithm", "oner",
+       "-o", "onex.tlm", cwd=d)
+    assert "explain works on trees and averaging ensembles; this model is a OneRClassifier" \
+        in error("explain", "onex.tlm", "shop.csv", cwd=d)
+
+
 def test_fit_regression_tsv_parquet_and_options(table_csv):
     d = table_csv
     out = run("fit", "shop.tsv", "--target", "price", "--ignore", "label", "--max-depth", "4",
@@ -420,7 +489,8 @@ def _regressor(d):
 
 def test_help_lists_commands_with_examples():
     out = run("--help").stdout
-    for cmd in ("fit", "predict", "evaluate", "prune", "export", "info", "demo", "datasets"):
+    for cmd in ("fit", "predict", "explain", "evaluate", "prune", "export", "info", "demo",
+                "datasets"):
         assert cmd in out
         sub = call(cmd, "--help")
         assert sub.returncode == 0

@@ -207,3 +207,84 @@ def test_proximity_picture_places_rows_by_scaling_coordinates():
     with pytest.raises(ValueError, match="one value per row"):
         plot_proximities(f, X, names[:5])
     matplotlib.pyplot.close("all")
+
+
+# -- SHAP pictures -------------------------------------------------------------------------------
+
+
+def _shap_table(rng, n=300):
+    df = pd.DataFrame({"size": rng.normal(size=n), "noise": rng.normal(size=n),
+                       "colour": pd.Categorical(rng.choice(list("rgb"), n)),
+                       "few": rng.integers(0, 3, n).astype(float)})
+    df.loc[rng.random(n) < 0.1, "size"] = np.nan
+    y = np.where((df["size"].fillna(0) > 0) | (df["colour"] == "r"), "yes", "no")
+    return df, y
+
+
+def test_shap_summary_draws_every_row_of_each_column_by_mean_abs_value(rng):
+    from treelearn.export import plot_shap_summary
+
+    df, y = _shap_table(rng)
+    est = tl.DecisionTreeClassifier(max_depth=4, random_state=0).fit(df, y)
+    phi = est.shap_values(df)
+    ax = plot_shap_summary(est, df, top=3)
+    order = np.argsort(-np.abs(phi[:, :, 1]).mean(axis=0), kind="stable")[:3]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(df.columns[order][::-1])
+    points = ax.collections
+    assert len(points) == 3 and all(len(c.get_offsets()) == 300 for c in points)
+    # the top row of the picture is the largest column, its points at the rows' values
+    np.testing.assert_allclose(points[-1].get_offsets()[:, 0], phi[:, order[0], 1])
+    assert np.all(np.abs(points[-1].get_offsets()[:, 1] - 2) <= 0.4 + 1e-12)
+    assert "probability of yes" in ax.get_xlabel()
+    # the values may be passed in; another class; the missing sizes drawn grey
+    ax = plot_shap_summary(est, df, shap_values=phi, class_index=0, top=None)
+    size = [c for c, t in zip(ax.collections, [t.get_text() for t in ax.get_yticklabels()],
+                              strict=True) if t == "size"][0]
+    grey = np.all(np.isclose(size.get_facecolors()[:, :3],
+                             matplotlib.colors.to_rgb("#999999")), axis=1)
+    assert grey.sum() == df["size"].isna().sum()
+    with pytest.raises(ValueError, match="class_index must be in 0..1"):
+        plot_shap_summary(est, df, shap_values=phi, class_index=2)
+    with pytest.raises(ValueError, match="shap_values has shape"):
+        plot_shap_summary(est, df, shap_values=phi[:10])
+    with pytest.raises(ValueError, match="top must be at least 1"):
+        plot_shap_summary(est, df, shap_values=phi, top=0)
+
+
+def test_shap_waterfall_runs_from_the_expected_value_to_the_prediction(rng):
+    from treelearn.export import plot_shap_waterfall
+
+    df, _ = _shap_table(rng)
+    y = df["size"].fillna(0).to_numpy() * 2 + (df["colour"] == "g") + df["few"]
+    est = tl.RandomForestRegressor(n_estimators=5, max_depth=5, random_state=0).fit(df, y)
+    ax = plot_shap_waterfall(est, df, row=7, top=2)
+    bars = ax.patches
+    assert len(bars) == 3  # the two largest columns, then the other two in one bar
+    assert bars[0].get_x() == pytest.approx(est.expected_value_)
+    end = bars[-1].get_x() + bars[-1].get_width()
+    assert end == pytest.approx(est.predict(df.iloc[[7]])[0], abs=1e-12)
+    phi = est.shap_values(df.iloc[[7]])[0]
+    top = np.argsort(-np.abs(phi), kind="stable")[:2]
+    labels = [t.get_text() for t in ax.get_yticklabels()][::-1]
+    assert labels[0].startswith(f"{df.columns[top[0]]} = ")
+    assert labels[2] == "2 other columns"
+    np.testing.assert_allclose([b.get_width() for b in bars[:2]], phi[top])
+    with pytest.raises(ValueError, match="row must be in 0..299"):
+        plot_shap_waterfall(est, df, row=300)
+    with pytest.raises(ValueError, match="class_index is for a classifier"):
+        plot_shap_waterfall(est, df, class_index=1)
+
+
+def test_shap_importances_beside_the_impurity_importances(rng):
+    df, y = _shap_table(rng)
+    est = tl.DecisionTreeClassifier(max_depth=4, random_state=0).fit(df, y)
+    ax = plot_feature_importances(est, df, kind=["impurity", "shap"])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["impurity", "mean |SHAP|"]
+    shap_bars = ax.patches[len(ax.patches) // 2:]
+    imp = np.abs(est.shap_values(df)).mean(axis=(0, 2))
+    order = np.argsort(-est.feature_importances_, kind="stable")
+    np.testing.assert_allclose([b.get_width() for b in shap_bars], (imp / imp.sum())[order])
+    with pytest.raises(ValueError, match="SHAP importances need the rows X"):
+        plot_feature_importances(est, kind="shap")
+    with pytest.raises(ValueError, match="or a list of them"):
+        plot_feature_importances(est, df, kind=["impurity", "nope"])

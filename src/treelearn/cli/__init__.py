@@ -34,6 +34,9 @@ _EXAMPLES = {
     "predict": """examples:
   treelearn predict model.tlm new.csv -o predictions.csv
   treelearn predict model.tlm new.csv --proba --id customer_id""",
+    "explain": """examples:
+  treelearn explain model.tlm new.csv -o contributions.csv
+  treelearn explain model.tlm new.csv --id customer_id --class yes""",
     "evaluate": """examples:
   treelearn evaluate model.tlm test.csv
   treelearn evaluate model.tlm test.csv --target species""",
@@ -165,6 +168,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sep")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.set_defaults(func=c.predict)
+
+    p = _sub(sub, "explain", "each column's contribution to each prediction (SHAP values)",
+             "Write, for every row of DATA, each column's contribution to the saved model's "
+             "prediction: exact SHAP values (path-dependent TreeSHAP), one column "
+             "shap_COLUMN per model column, beside expected_value and the prediction, so "
+             "that expected_value plus the contributions is the prediction. A "
+             "classifier is explained through its class probabilities: the second class of "
+             "two, every class of more (columns suffixed _CLASS), or --class. Prints the "
+             "columns by mean |SHAP| to standard error.")
+    p.add_argument("model")
+    p.add_argument("data")
+    p.add_argument("--class", dest="class_", metavar="LABEL",
+                   help="classification: explain this class's probability only")
+    p.add_argument("--id", default="", metavar="COLS", help="columns of DATA to copy beside")
+    p.add_argument("--sep")
+    p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    p.set_defaults(func=c.explain)
 
     p = _sub(sub, "evaluate", "score a saved model on a labelled table",
              "Accuracy and a confusion matrix (classification) or R2, MAE and RMSE "

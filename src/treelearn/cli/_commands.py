@@ -518,6 +518,66 @@ def predict(args: argparse.Namespace) -> None:
     _write_text(buf.getvalue(), args.output)
 
 
+def _explained_classes(model, label: str | None) -> list[int]:
+    """The class columns ``explain`` writes: ``--class``, else the second of two classes,
+    else all of them."""
+    classes = [str(c) for c in model.classes_]
+    if label is not None:
+        if label not in classes:
+            raise UserError(f"--class {label!r} is not a class of the model; its classes "
+                            f"are {', '.join(classes)}")
+        return [classes.index(label)]
+    return [1] if len(classes) == 2 else list(range(len(classes)))
+
+
+def explain(args: argparse.Namespace) -> None:
+    model = model_io.load(args.model)
+    data = Path(args.data)
+    table = read_table(data, args.sep)
+    X = _features(model, table, data.name)
+    out = {}
+    for c in split_names(args.id):
+        if c not in table.columns:
+            raise UserError(f"no column {c!r} in {data.name}")
+        out[c] = table[c]
+    if not hasattr(model, "shap_values"):
+        raise UserError(f"explain works on trees and averaging ensembles; this model is a "
+                        f"{type(model).__name__}")
+    if args.class_ is not None and not _is_classifier(model):
+        raise UserError("--class is for classification models; this one is a regressor")
+    try:
+        phi = model.shap_values(X)
+        ev = np.atleast_1d(model.expected_value_)
+    except TypeError as exc:  # the estimators say why they cannot be explained
+        raise UserError(f"cannot explain this model: {exc}") from None
+    names = [str(n) for n in model.feature_names_in_]
+    if _is_classifier(model):
+        picked = _explained_classes(model, args.class_)
+        proba = model.predict_proba(X)
+        values = phi
+    else:
+        picked = [0]
+        proba = model.predict(X)[:, None]
+        values = phi[:, :, None]
+    for k in picked:
+        label = str(model.classes_[k]) if _is_classifier(model) else ""
+        suffix = f"_{label}" if len(picked) > 1 else ""
+        out[f"expected_value{suffix}"] = np.full(len(X), ev[k])
+        for j, name in enumerate(names):
+            out[f"shap_{name}{suffix}"] = values[:, j, k]
+        out[f"proba_{label}" if label else "prediction"] = proba[:, k]
+    buf = _io.StringIO()
+    pd.DataFrame(out).to_csv(buf, index=False)
+    _write_text(buf.getvalue(), args.output)
+    if not args.quiet:
+        mean = np.abs(values[:, :, picked]).mean(axis=(0, 2)) if len(X) else np.zeros(len(names))
+        order = np.argsort(-mean, kind="stable")
+        width = max(len(n) for n in names)
+        lines = [f"mean |SHAP| over {len(X):,} rows:"]
+        lines += [f"  {names[j]:<{width}}  {mean[j]:.6g}" for j in order]
+        print("\n".join(lines), file=sys.stderr)
+
+
 def _quantile_list(text: str, model) -> list[float]:
     """The quantiles of ``--quantiles 0.1,0.5,0.9``, checked, for a quantile forest."""
     if not hasattr(model, "default_quantiles"):

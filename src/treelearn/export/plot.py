@@ -295,13 +295,16 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
     model : fitted estimator (a tree, an ensemble, or a Tree for ``kind="impurity"``)
     X, y : array-like, optional
         Data for permutation importances (e.g. held-out data).
-    kind : {"impurity", "permutation", "both", "corrected", "all"}, default="impurity"
-        Mean decrease in impurity (``feature_importances_``, normalised), the mean drop of the
-        score when a feature's values are shuffled (scikit-learn's
-        ``permutation_importance``, error bars: its standard deviation), or both side by side;
-        "corrected": a forest's or bagging's out-of-bag impurity importance (MDI-oob, Li et
-        al. 2019; ``oob_impurity_importances``, X and y the training data), normalised by its
-        sum of absolute values; "all": the three side by side.
+    kind : str or sequence of str, default="impurity"
+        Mean decrease in impurity ("impurity": ``feature_importances_``, normalised), the mean
+        drop of the score when a feature's values are shuffled ("permutation":
+        scikit-learn's ``permutation_importance``, error bars: its standard deviation), or
+        both side by side ("both"); "corrected": a forest's or bagging's out-of-bag impurity
+        importance (MDI-oob, Li et al. 2019; ``oob_impurity_importances``, X and y the
+        training data), normalised by its sum of absolute values; "all": the three side by
+        side; "shap": the mean |SHAP value| over the rows of X (``shap_values``; a
+        classifier's averaged over its classes), normalised to sum to one. A list of kinds
+        draws them side by side, e.g. ``["impurity", "shap"]``.
     n_repeats : int, default=10
         Shuffles per feature (permutation).
     random_state : int, RandomState or None, default=0
@@ -317,11 +320,12 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
     """
     kinds = {"impurity": ("impurity",), "permutation": ("permutation",),
              "both": ("impurity", "permutation"), "corrected": ("corrected",),
-             "all": ("impurity", "permutation", "corrected")}
-    if kind not in kinds:
-        raise ValueError('kind must be "impurity", "permutation", "both", "corrected" or '
-                         f'"all"; got {kind!r}.')
-    shown = kinds[kind]
+             "all": ("impurity", "permutation", "corrected"), "shap": ("shap",)}
+    asked = [kind] if isinstance(kind, str) else list(kind)
+    if not asked or any(not isinstance(k, str) or k not in kinds for k in asked):
+        raise ValueError('kind must be "impurity", "permutation", "both", "corrected", "all" '
+                         f'or "shap", or a list of them; got {kind!r}.')
+    shown = tuple(dict.fromkeys(k for a in asked for k in kinds[a]))
     ensemble = getattr(model, "estimators_", None) is not None and not hasattr(model, "tree_")
     if ensemble:  # a forest, bagging, AdaBoost: the ensemble's own importances
         names = getattr(model, "feature_names_in_", None)
@@ -352,6 +356,16 @@ def plot_feature_importances(model, X=None, y=None, *, kind: str = "impurity",
         imp = model.oob_impurity_importances(X, y)
         scale = np.abs(imp).sum()
         series["corrected (out-of-bag)"] = (imp / scale if scale > 0 else imp, None)
+    if "shap" in shown:
+        if X is None:
+            raise ValueError("SHAP importances need the rows X to explain.")
+        if not hasattr(model, "shap_values"):
+            raise TypeError(f"SHAP importances need a model with shap_values; got "
+                            f"{type(model).__name__}.")
+        phi = np.abs(np.asarray(model.shap_values(X), dtype=np.float64))
+        imp = phi.mean(axis=0) if phi.ndim == 2 else phi.mean(axis=(0, 2))
+        scale = imp.sum()
+        series["mean |SHAP|"] = (imp / scale if scale > 0 else imp, None)
     first = next(iter(series.values()))[0]
     order = np.argsort(-first, kind="stable")
     if top is not None:
