@@ -302,3 +302,58 @@ def test_oblique_tree_routes_and_draws_slanted_regions(browser, tmp_path):
     assert page.locator("#regions polygon").count() == est.tree_.node_count
     assert "0." in page.text_content("#tree") and "*feature_0" in page.text_content("#tree")
     assert errors == []
+
+
+def test_contributions_beside_the_path_are_the_models_shap_values(browser, tmp_path):
+    """The page's SHAP values of a routed sample (the algorithm of treelearn._shap, written
+    in the page) equal shap_values of the tree and, after pruning, of the pruned tree; with
+    categories, holes and C4.5's fractional cases."""
+    rng = np.random.default_rng(4)
+    df, y = noisy_table(500, rng)
+    est = tl.DecisionTreeClassifier(categorical_features=["colour", "size"], missing="c45",
+                                    min_samples_leaf=3, random_state=0).fit(df, y)
+    page, errors = open_page(browser, tl.explore(est, df, y, tmp_path / "c45.html"))
+    rows = random_rows(est, df, 40, rng)
+    values = json.loads(json.dumps(
+        [[None if (v is None or (isinstance(v, float) and np.isnan(v))) else
+          (str(v) if est.is_categorical_[j] else float(v)) for j, v in enumerate(r)]
+         for r in rows.to_numpy(dtype=object).tolist()]))
+    pruner = Pruner(est)
+    for k in (0, pruner.n_steps // 2):
+        page.locator("#step").fill(str(k))
+        pruner.prune(k)
+        small = pruner.to_estimator()
+        got = page.evaluate("rows => rows.map(r => window.treelearnExplorer.shap(r))", values)
+        phi = small.shap_values(rows)
+        np.testing.assert_allclose([g["phi"] for g in got], phi, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose([g["expected"] for g in got],
+                                   np.tile(small.expected_value_, (len(rows), 1)), atol=1e-12)
+        np.testing.assert_allclose([g["prediction"] for g in got], small.predict_proba(rows),
+                                   atol=1e-12)
+    # the form: the table lists the nonzero columns by |contribution|, for the predicted class
+    page.locator("#step").fill("0")
+    page.fill("#x-0", "")
+    page.fill("#x-2", "0.25")
+    page.select_option("#x-3", "2")
+    page.click("#route")
+    row = pd.DataFrame({"a": [np.nan], "colour": [df["colour"].dropna().iloc[0]],
+                        "b": [0.25], "size": [2]})
+    page.select_option("#x-1", str(row["colour"][0]))
+    page.click("#route")
+    phi = est.shap_values(row)[0]
+    k = int(np.argmax(est.predict_proba(row)[0]))
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#contrib-table tr'))
+        .map(tr => Number(tr.dataset.feature))""")
+    want = [int(f) for f in np.argsort(-np.abs(phi[:, k]), kind="stable") if phi[f, k] != 0]
+    assert shown == want
+    assert page.text_content("#contrib-sum").startswith(f"P({est.classes_[k]}): expected ")
+    page.screenshot(path=tmp_path / "contributions.png")
+    # an oblique tree has no SHAP values: no table
+    X, yy = noisy_square(300)
+    ob = tl.ObliqueTreeClassifier(random_state=0, max_depth=3).fit(X, yy)
+    page2, errors2 = open_page(browser, tl.explore(ob, X, yy, tmp_path / "ob.html"))
+    page2.fill("#x-0", "0.3")
+    page2.fill("#x-1", "0.4")
+    page2.click("#route")
+    assert not page2.locator("#contrib").is_visible()
+    assert errors == [] and errors2 == []

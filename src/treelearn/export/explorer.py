@@ -12,7 +12,11 @@ style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the 
 * for a tree of binary numeric splits on two features, the decision regions (each leaf's
   rectangle, or polygon at oblique splits, the data on top), following the slider;
 * a form to enter a sample and see its path lit up, down to the leaf it lands in (the leaf of
-  largest weight for C4.5's fractional cases, as ``apply`` returns).
+  largest weight for C4.5's fractional cases, as ``apply`` returns), with each column's
+  contribution to its prediction beside it: the SHAP values of the tree pruned at the
+  slider's step (the predicted class's probability, or the value), computed in the page by
+  the algorithm of :mod:`treelearn._shap` from the nodes' values (``shap_value``: a
+  classifier's class fractions, exact floats; none for oblique splits and linear leaves).
 
 Everything that needs the model is computed here: the pruning sequence (each node's collapse
 step), per-step scores (:mod:`treelearn.pruning._loss` held-out machinery, so a step costs
@@ -32,6 +36,7 @@ import numpy as np
 
 from .._files import atomic_path
 from .._paths import branch_condition, node_terms
+from .._shap import leaf_values
 from .._version import __version__
 from ..pruning import Pruner
 from ..pruning._loss import node_losses
@@ -195,6 +200,10 @@ def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
         "train_score": train,
         "valid_score": valid,
         "regions": _regions(view, X, y, max_points, 0),
+        # every node's value as SHAP reads it (a pruned node is a leaf); none where SHAP
+        # values are not defined
+        "shap_value": (None if tree.is_oblique or tree.has_linear_leaves
+                       else leaf_values(tree, view.is_classifier).tolist()),
     }
 
 

@@ -225,6 +225,142 @@
     }
     return { reached, leaf, weight: best };
   }
+  // -- SHAP values of a sample in the tree pruned at the current step ----------------------
+  // Path-dependent TreeSHAP (Lundberg et al. 2020, Algorithm 2: EXTEND, UNWIND, the unwound
+  // sum), as treelearn/_shap.py computes it: at each node the branch branchOf gives the
+  // sample (o = 1 there, 0 elsewhere), or every branch at its training share (o = z) where the
+  // tree sends it down all of them; z the branch's share of the node's training weight. A
+  // node the slider has collapsed is a leaf with its own value. The path is copied per node
+  // (a row of numbers per depth): a page explains one sample at a time.
+  function extendPath(P, pz, po, pi) {
+    const ud = P.f.length;
+    P.f.push(pi); P.z.push(pz); P.o.push(po); P.w.push(ud === 0 ? 1 : 0);
+    for (let i = ud - 1; i >= 0; i--) {
+      P.w[i + 1] += po * P.w[i] * (i + 1) / (ud + 1);
+      P.w[i] = pz * P.w[i] * (ud - i) / (ud + 1);
+    }
+  }
+  function unwindPath(P, k) {
+    const ud = P.f.length - 1;
+    const o = P.o[k];
+    const z = P.z[k];
+    let next = P.w[ud];
+    for (let i = ud - 1; i >= 0; i--) {
+      if (o !== 0) {
+        const t = P.w[i];
+        P.w[i] = next * (ud + 1) / ((i + 1) * o);
+        next = t - P.w[i] * z * (ud - i) / (ud + 1);
+      } else {
+        P.w[i] = P.w[i] * (ud + 1) / (z * (ud - i));
+      }
+    }
+    P.f.splice(k, 1); P.z.splice(k, 1); P.o.splice(k, 1); P.w.pop();
+  }
+  function unwoundSum(P, k) {
+    const ud = P.f.length - 1;
+    const o = P.o[k];
+    const z = P.z[k];
+    let next = P.w[ud];
+    let total = 0;
+    for (let i = ud - 1; i >= 0; i--) {
+      if (o !== 0) {
+        const t = next * (ud + 1) / ((i + 1) * o);
+        total += t;
+        next = P.w[i] - t * z * (ud - i) / (ud + 1);
+      } else {
+        total += P.w[i] / z * (ud + 1) / (ud - i);
+      }
+    }
+    return total;
+  }
+  // {phi: [feature][output], expected: [output], prediction: [output]}, or null where the
+  // page has no SHAP values (oblique splits, linear leaves).
+  function shap(values) {
+    const val = D.shap_value;
+    if (!val) return null;
+    const V = val[0].length;
+    const phi = D.features.map(() => new Array(V).fill(0));
+    const atLeaf = (i) => isLeaf[i] || collapse[i] < step;
+    function walk(node, parentPath, pz, po, pf) {
+      const P = { f: parentPath.f.slice(), z: parentPath.z.slice(), o: parentPath.o.slice(),
+        w: parentPath.w.slice() };
+      extendPath(P, pz, po, pf);
+      if (atLeaf(node)) {
+        for (let q = 1; q < P.f.length; q++) {
+          const s = unwoundSum(P, q) * (P.o[q] - P.z[q]);
+          for (let v = 0; v < V; v++) phi[P.f[q]][v] += s * val[node][v];
+        }
+        return;
+      }
+      const d = D.feature[node];
+      let iz = 1;
+      let io = 1;
+      const k = P.f.indexOf(d, 1);
+      if (k > 0) { iz = P.z[k]; io = P.o[k]; unwindPath(P, k); }
+      const kids = D.children[node];
+      const b = branchOf(node, values);
+      let total = 0;
+      for (const c of kids) total += D.weight[c];
+      kids.forEach((c, j) => {
+        const z = D.weight[c] / total;
+        const o = b >= 0 ? (j === b ? 1 : 0) : z;
+        if (z * iz === 0 && o * io === 0) return;
+        walk(c, P, z * iz, o * io, d);
+      });
+    }
+    walk(0, { f: [], z: [], o: [], w: [] }, 1, 1, -1);
+    // the expected value of the pruned tree: leaves' values by the training shares
+    function expected(node) {
+      if (atLeaf(node)) return val[node].slice();
+      const kids = D.children[node];
+      let total = 0;
+      for (const c of kids) total += D.weight[c];
+      const out = new Array(V).fill(0);
+      for (const c of kids) {
+        const e = expected(c);
+        for (let v = 0; v < V; v++) out[v] += D.weight[c] / total * e[v];
+      }
+      return out;
+    }
+    const ev = expected(0);
+    const prediction = ev.map((e, v) => phi.reduce((acc, row) => acc + row[v], e));
+    return { phi, expected: ev, prediction };
+  }
+  // The contributions table beside the path: the predicted class's probability (or the
+  // value), columns by |contribution|, those of zero left out.
+  function showContributions(values) {
+    const box = $("contrib");
+    const s = shap(values);
+    if (!s) { box.hidden = true; return; }
+    box.hidden = false;
+    let k = 0;
+    for (let v = 1; v < s.prediction.length; v++) if (s.prediction[v] > s.prediction[k]) k = v;
+    const what = D.classifier ? "P(" + D.classes[k] + ")" : "value";
+    $("contrib-sum").textContent = what + ": expected " + fmt(s.expected[k]) +
+      " + contributions = " + fmt(s.prediction[k]);
+    const order = D.features.map((_, f) => f).filter((f) => s.phi[f][k] !== 0)
+      .sort((a, b) => Math.abs(s.phi[b][k]) - Math.abs(s.phi[a][k]));
+    const top = order.length ? Math.abs(s.phi[order[0]][k]) : 1;
+    const table = $("contrib-table");
+    table.textContent = "";
+    for (const f of order) {
+      const tr = table.insertRow();
+      tr.dataset.feature = f;
+      const x = values[f];
+      tr.insertCell().textContent = D.features[f];
+      tr.insertCell().textContent = x === null || Number.isNaN(x) ? "missing" : String(x);
+      const c = tr.insertCell();
+      c.className = "num";
+      c.textContent = (s.phi[f][k] > 0 ? "+" : "") + fmt(s.phi[f][k]);
+      const bar = document.createElement("span");
+      bar.className = "bar " + (s.phi[f][k] > 0 ? "up" : "down");
+      bar.style.width = (60 * Math.abs(s.phi[f][k]) / top).toFixed(1) + "px";
+      tr.insertCell().appendChild(bar);
+    }
+    const zero = D.features.length - order.length;
+    $("contrib-zero").textContent = zero ? zero + " other column" + (zero > 1 ? "s" : "") +
+      ": 0" : "";
+  }
   // The form's values (null / NaN: missing), or null when a number box holds no number.
   function readSample() {
     let ok = true;
@@ -260,6 +396,7 @@
     $("routed-prediction").textContent = "\u2192 " + D.prediction[r.leaf] +
       (r.weight < 1 ? " (weight " + fmt(r.weight) + ")" : "");
     row[r.leaf].scrollIntoView({ block: "nearest" });
+    showContributions(values);
     if (probe) {
       const ok = values.every((v) => v !== null && !Number.isNaN(v));
       probe.style.display = ok ? "" : "none";
@@ -406,6 +543,6 @@
     applyStep(0);
     return out;
   }
-  window.treelearnExplorer = { applyStep, route: (v) => route(v), timeSteps,
+  window.treelearnExplorer = { applyStep, route: (v) => route(v), shap: (v) => shap(v), timeSteps,
     get step() { return step; } };
 })();
