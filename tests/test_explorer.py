@@ -348,12 +348,24 @@ def test_contributions_beside_the_path_are_the_models_shap_values(browser, tmp_p
     assert shown == want
     assert page.text_content("#contrib-sum").startswith(f"P({est.classes_[k]}): expected ")
     page.screenshot(path=tmp_path / "contributions.png")
-    # an oblique tree has no SHAP values: no table
-    X, yy = noisy_square(300)
-    ob = tl.ObliqueTreeClassifier(random_state=0, max_depth=3).fit(X, yy)
-    page2, errors2 = open_page(browser, tl.explore(ob, X, yy, tmp_path / "ob.html"))
-    page2.fill("#x-0", "0.3")
-    page2.fill("#x-1", "0.4")
-    page2.click("#route")
-    assert not page2.locator("#contrib").is_visible()
-    assert errors == [] and errors2 == []
+    # an oblique tree: a split is known when all its columns are (the subsets' algorithm)
+    X3 = rng.random((400, 3))
+    y3 = ((X3[:, 0] + X3[:, 1] > 1) ^ (X3[:, 2] - X3[:, 0] > 0.3)).astype(int)
+    ob = tl.ObliqueTreeClassifier(random_state=0, max_depth=4).fit(X3, y3)
+    assert ob.tree_.is_oblique
+    page2, errors2 = open_page(browser, tl.explore(ob, X3, y3, tmp_path / "ob.html"))
+    rows = rng.random((30, 3))
+    got = page2.evaluate("rows => rows.map(r => window.treelearnExplorer.shap(r))",
+                         rows.tolist())
+    np.testing.assert_allclose([g["phi"] for g in got], ob.shap_values(rows), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose([g["prediction"] for g in got], ob.predict_proba(rows),
+                               atol=1e-12)
+    # a model tree has none: no table
+    m5 = tl.M5Regressor().fit(X3, X3[:, 0] * 2 + X3[:, 1])
+    page3, errors3 = open_page(browser, tl.explore(m5, path=tmp_path / "m5.html"))
+    for f in range(3):
+        page3.fill(f"#x-{f}", "0.3")
+    page3.click("#route")
+    assert not page3.locator("#contrib").is_visible()
+    assert errors == [] and errors2 == [] and errors3 == []

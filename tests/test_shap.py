@@ -20,36 +20,56 @@ from treelearn import _shap
 # -- the twin: Shapley values by enumeration, with the path-dependent value function -------------
 
 
-def _branch_shares(tree, node: int, x: float) -> tuple[list[float], list[float]]:
+def _oblique_branch(tree, node: int, x) -> int:
+    """The branch of an oblique node: the weighted sum of the row's float32 values, summed in
+    double, against the threshold; NaN the missing branch."""
+    feats, weights = tree.split_terms(node)
+    total = sum(float(w) * float(np.float32(x[f])) for f, w in zip(feats, weights, strict=True))
+    if math.isnan(total):
+        return int(tree.missing_branch[node] != 0)
+    return 0 if total <= tree.threshold[node] else 1
+
+
+def _branch_shares(tree, node: int, x, f: int) -> tuple[list[float], list[float]]:
     """``(z, o)`` of each branch of ``node``: its share of the node's training weight, and
-    the share of a row whose value at the node's column is ``x`` (the branch the tree's rules
-    give it, or, where they send it down every branch, the training shares)."""
+    the share of the row ``x`` (``f``: the column the node reads): the branch the tree's
+    rules give it, or, where they send it down every branch, the training shares."""
     kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
     w = tree.weighted_n_node_samples[kids]
     z = list(w / w.sum())
-    b = naive_branch(tree, node, x)
+    if tree.is_oblique_node[node]:
+        b = _oblique_branch(tree, node, x)
+    else:
+        b = naive_branch(tree, node, float(x[f]))
     if b < 0:
         return z, list(z)
     return z, [1.0 if j == b else 0.0 for j in range(len(kids))]
 
 
+def _node_columns(tree, node: int, feature) -> set[int]:
+    """The columns a node reads: its oblique terms', or its one column."""
+    if tree.is_oblique_node[node]:
+        return {int(c) for c in tree.split_terms(node)[0]}
+    return {int(feature[node])}
+
+
 def _value(tree, values, x, known: set, node: int = 0, feature=None) -> np.ndarray:
-    """v(S) of Lundberg et al.: at a node whose column is known the row's shares, else the
-    training shares, down to the leaves' values. ``feature``: the column each node reads,
+    """v(S) of Lundberg et al.: at a node whose columns are all known the row's shares, else
+    the training shares, down to the leaves' values. ``feature``: the column each node reads,
     where it is not the tree's own (a bagged tree grown on a subspace)."""
     feature = tree.feature if feature is None else feature
     kids = tree.branch_child[tree.branch_ptr[node]:tree.branch_ptr[node + 1]]
     if len(kids) == 0:
         return values[node]
-    f = feature[node]
-    z, o = _branch_shares(tree, node, float(x[f]))
-    shares = o if f in known else z
+    z, o = _branch_shares(tree, node, x, feature[node])
+    shares = o if _node_columns(tree, node, feature) <= known else z
     return sum(s * _value(tree, values, x, known, c, feature)
                for s, c in zip(shares, kids, strict=True))
 
 
 def _used(tree, feature) -> list[int]:
-    return sorted({int(f) for f in feature[tree.branch_ptr[1:] > tree.branch_ptr[:-1]]})
+    inner = np.flatnonzero(tree.branch_ptr[1:] > tree.branch_ptr[:-1])
+    return sorted(set().union(*(_node_columns(tree, j, feature) for j in inner)))
 
 
 def _brute_force(tree, values, x, feature=None, p=None) -> np.ndarray:
@@ -259,13 +279,45 @@ def test_optimal_tree_values_add_up(rng):
                                atol=1e-12)
 
 
-def test_oblique_and_linear_leaves_are_refused_by_name(rng):
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_oblique_trees_equal_the_enumerated_values(seed, regression):
+    """Oblique splits read several columns: a node is known when all of them are. Values and
+    interaction values of random oblique trees equal the enumeration over subsets of that
+    game, and add up."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(200, 4))
+    if regression:
+        est = tl.ObliqueTreeRegressor(max_depth=3, random_state=0).fit(
+            X, X[:, 0] + X[:, 1] - X[:, 2] * X[:, 3])
+    else:
+        est = tl.ObliqueTreeClassifier(max_depth=3, random_state=0).fit(
+            X, (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] - X[:, 3] > 1))
+    rows = rng.normal(size=(4, 4))
+    values = _shap.leaf_values(est.tree_, not regression)
+    phi = est.shap_values(rows)
+    inter = est.shap_interaction_values(rows)
+    for i in range(len(rows)):
+        got = phi[i] if not regression else phi[i][:, None]
+        np.testing.assert_allclose(got, _brute_force(est.tree_, values, rows[i]), rtol=1e-9,
+                                   atol=1e-12)
+        got = inter[i] if not regression else inter[i][..., None]
+        np.testing.assert_allclose(got, _brute_force_interactions(est.tree_, values, rows[i]),
+                                   rtol=1e-9, atol=1e-12)
+    pred = est.predict(rows) if regression else est.predict_proba(rows)
+    np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
+
+
+def test_linear_leaves_are_refused_by_name_and_deep_oblique_paths_by_size(rng, monkeypatch):
     X = rng.normal(size=(200, 3))
-    y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    with pytest.raises(TypeError, match="oblique"):
-        tl.ObliqueTreeClassifier(random_state=0).fit(X, y).shap_values(X)
     with pytest.raises(TypeError, match="linear leaves"):
         tl.M5Regressor().fit(X, X[:, 0] * 2 + X[:, 1]).shap_values(X)
+    y = (X[:, 0] + X[:, 1] > 0) ^ (X[:, 2] - X[:, 0] > 0.5)
+    est = tl.ObliqueTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    assert est.get_depth() >= 2  # a path of two splits reading two columns: 4 subsets
+    monkeypatch.setattr(_shap, "MAX_SUBSETS", 3)
+    with pytest.raises(ValueError, match="subsets of the columns it reads, more than 3"):
+        est.shap_values(X)
 
 
 def test_unfitted_and_wrong_width_are_refused(rng):
@@ -331,7 +383,9 @@ def test_sparse_rows_give_the_dense_rows_values(rng):
     lambda: tl.BaggingClassifier(tl.C45Classifier(), n_estimators=6, max_features=0.7,
                                  bootstrap_features=True, random_state=0),
     lambda: tl.BaggingRegressor(n_estimators=6, random_state=0),
-], ids=["forest", "hist-forest-reg", "extra-trees", "bagging-c45-subspaces", "bagging-reg"])
+    lambda: tl.ObliqueRandomForestClassifier(n_estimators=4, max_depth=5, random_state=0),
+], ids=["forest", "hist-forest-reg", "extra-trees", "bagging-c45-subspaces", "bagging-reg",
+         "oblique-forest"])
 def test_ensemble_values_add_up_to_the_predictions(make, rng):
     """The mean of the trees' values, columns of random subspaces put back (a repeated
     column adds up): the forest's prediction, on a table with categories and holes."""
@@ -340,8 +394,8 @@ def test_ensemble_values_add_up_to_the_predictions(make, rng):
     regression = "Regressor" in type(est).__name__
     y = (df["num"].fillna(0).to_numpy() * 3 + (df["cat"] == "q") if regression
          else np.where(df["num"].fillna(0) > 0, "yes", "no"))
-    if "ExtraTrees" in type(est).__name__:  # random splits: numbers without holes only
-        df = df[["num", "few", "noise"]].fillna(0.0)
+    if "ExtraTrees" in type(est).__name__ or "Oblique" in type(est).__name__:
+        df = df[["num", "few", "noise"]].fillna(0.0)  # numbers without holes only
     est.fit(df, y)
     rows = df.iloc[:40]
     phi = est.shap_values(rows)
@@ -401,11 +455,4 @@ def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
         ada.shap_values(X)
     with pytest.raises(TypeError, match="softmax"):
         ada.shap_interaction_values(X)
-    Xo = rng.normal(size=(600, 3))
-    oblique = tl.ObliqueRandomForestClassifier(n_estimators=3, random_state=0).fit(
-        Xo, Xo[:, 0] + Xo[:, 1] > 0)
-    assert any(t.tree_.is_oblique for t in oblique.estimators_)
-    with pytest.raises(TypeError, match="oblique"):
-        oblique.shap_values(Xo)
-    with pytest.raises(TypeError, match="oblique"):
-        oblique.shap_interaction_values(Xo)
+

@@ -701,8 +701,8 @@ class BaseDecisionTree(BaseEstimator):
         """Exact SHAP values of the predictions (path-dependent TreeSHAP, Lundberg et al.
         2020), one per input column: a category column gets one value, whatever its levels
         and subsets; learned missing directions and C4.5's fractional cases are followed as
-        the prediction follows them (see :mod:`treelearn._shap`). Oblique splits and linear
-        leaves raise ``TypeError``."""
+        the prediction follows them (see :mod:`treelearn._shap`); an oblique split is known
+        when every column it reads is. Linear leaves raise ``TypeError``."""
         X = self._validate_X_predict(X)
         return _shap.estimator_shap(self, X, is_classifier(self))
 

@@ -16,7 +16,7 @@ style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the 
   contribution to its prediction beside it: the SHAP values of the tree pruned at the
   slider's step (the predicted class's probability, or the value), computed in the page by
   the algorithm of :mod:`treelearn._shap` from the nodes' values (``shap_value``: a
-  classifier's class fractions, exact floats; none for oblique splits and linear leaves).
+  classifier's class fractions, exact floats; none for linear leaves).
 
 Everything that needs the model is computed here: the pruning sequence (each node's collapse
 step), per-step scores (:mod:`treelearn.pruning._loss` held-out machinery, so a step costs
@@ -202,7 +202,7 @@ def explorer_data(model, X=None, y=None, *, X_valid=None, y_valid=None,
         "regions": _regions(view, X, y, max_points, 0),
         # every node's value as SHAP reads it (a pruned node is a leaf); none where SHAP
         # values are not defined
-        "shap_value": (None if tree.is_oblique or tree.has_linear_leaves
+        "shap_value": (None if tree.has_linear_leaves
                        else leaf_values(tree, view.is_classifier).tolist()),
     }
 

@@ -273,14 +273,54 @@
     }
     return total;
   }
+  // An oblique tree (treelearn/_shap.py's subsets): a node is known when every column it
+  // reads is; each leaf's product of (z + (o - z) [known]) multiplied out node by node into
+  // unanimity games on unions of columns (a Map from the sorted union to its coefficient),
+  // each giving its members 1 / |union|.
+  function shapSubsets(values, phi, V, val, atLeaf) {
+    function walk(node, states) {
+      if (atLeaf(node)) {
+        for (const [key, c] of states) {
+          if (key === "" || c === 0) continue;
+          const cols = key.split(",").map(Number);
+          for (const f of cols) {
+            for (let v = 0; v < V; v++) phi[f][v] += c * val[node][v] / cols.length;
+          }
+        }
+        return;
+      }
+      const reads = D.terms[node] ? D.terms[node].map(([g]) => g) : [D.feature[node]];
+      const kids = D.children[node];
+      const b = branchOf(node, values);
+      let total = 0;
+      for (const c of kids) total += D.weight[c];
+      kids.forEach((child, j) => {
+        const z = D.weight[child] / total;
+        const o = b >= 0 ? (j === b ? 1 : 0) : z;
+        const next = new Map();
+        const add = (key, c) => next.set(key, (next.get(key) || 0) + c);
+        for (const [key, c] of states) {
+          if (z !== 0) add(key, c * z);
+          if (o !== z) {
+            const union = new Set(key === "" ? reads : key.split(",").map(Number).concat(reads));
+            add(Array.from(union).sort((p, q) => p - q).join(","), c * (o - z));
+          }
+        }
+        walk(child, next);
+      });
+    }
+    walk(0, new Map([["", 1]]));
+  }
   // {phi: [feature][output], expected: [output], prediction: [output]}, or null where the
-  // page has no SHAP values (oblique splits, linear leaves).
+  // page has no SHAP values (linear leaves).
   function shap(values) {
     const val = D.shap_value;
     if (!val) return null;
     const V = val[0].length;
     const phi = D.features.map(() => new Array(V).fill(0));
     const atLeaf = (i) => isLeaf[i] || collapse[i] < step;
+    if (D.terms.some((t) => t)) shapSubsets(values, phi, V, val, atLeaf);
+    else walk(0, { f: [], z: [], o: [], w: [] }, 1, 1, -1);
     function walk(node, parentPath, pz, po, pf) {
       const P = { f: parentPath.f.slice(), z: parentPath.z.slice(), o: parentPath.o.slice(),
         w: parentPath.w.slice() };
@@ -308,7 +348,6 @@
         walk(c, P, z * iz, o * io, d);
       });
     }
-    walk(0, { f: [], z: [], o: [], w: [] }, 1, 1, -1);
     // the expected value of the pruned tree: leaves' values by the training shares
     function expected(node) {
       if (atLeaf(node)) return val[node].slice();
