@@ -157,6 +157,18 @@ def _random_model(seed: int, which: int, regression: bool, depth: int):
     return model, rows, regression
 
 
+def _check_against_the_twin(model, rows, regression: bool, interactions: bool) -> None:
+    """Each row's values (or interaction values) against the enumeration."""
+    got_all = model.shap_interaction_values(rows) if interactions else model.shap_values(rows)
+    X = model._validate_X_predict(rows)
+    values = _shap.leaf_values(model.tree_, not regression)
+    twin = _brute_force_interactions if interactions else _brute_force
+    for i in range(len(rows)):
+        got = got_all[i][..., None] if regression else got_all[i]
+        np.testing.assert_allclose(got, twin(model.tree_, values, X[i]), rtol=1e-9,
+                                   atol=1e-12)
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(range(len(SETTINGS))),
        st.booleans())
@@ -165,13 +177,7 @@ def test_tree_shap_equals_the_enumerated_shapley_values(seed, which, regression)
     multiway splits: each row's values equal the brute-force Shapley values of the printed
     value function (rows with holes and unseen levels included)."""
     model, rows, regression = _random_model(seed, which, regression, depth=4)
-    phi = model.shap_values(rows)
-    X = model._validate_X_predict(rows)
-    values = _shap.leaf_values(model.tree_, not regression)
-    for i in range(len(rows)):
-        want = _brute_force(model.tree_, values, X[i])
-        got = phi[i] if not regression else phi[i][:, None]
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    _check_against_the_twin(model, rows, regression, interactions=False)
 
 
 @settings(max_examples=10, deadline=None)
@@ -181,13 +187,7 @@ def test_interaction_values_equal_the_enumerated_interaction_index(seed, which, 
     """The same random trees: each row's interaction matrix equals the Shapley interaction
     index enumerated over every pair and subset of the used columns."""
     model, rows, regression = _random_model(seed, which, regression, depth=3)
-    inter = model.shap_interaction_values(rows)
-    X = model._validate_X_predict(rows)
-    values = _shap.leaf_values(model.tree_, not regression)
-    for i in range(len(rows)):
-        want = _brute_force_interactions(model.tree_, values, X[i])
-        got = inter[i] if not regression else inter[i][..., None]
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    _check_against_the_twin(model, rows, regression, interactions=True)
 
 
 def test_a_column_no_split_uses_gets_exactly_zero(rng):
@@ -294,16 +294,9 @@ def test_oblique_trees_equal_the_enumerated_values(seed, regression):
         est = tl.ObliqueTreeClassifier(max_depth=3, random_state=0).fit(
             X, (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] - X[:, 3] > 1))
     rows = rng.normal(size=(4, 4))
-    values = _shap.leaf_values(est.tree_, not regression)
+    _check_against_the_twin(est, rows, regression, interactions=False)
+    _check_against_the_twin(est, rows, regression, interactions=True)
     phi = est.shap_values(rows)
-    inter = est.shap_interaction_values(rows)
-    for i in range(len(rows)):
-        got = phi[i] if not regression else phi[i][:, None]
-        np.testing.assert_allclose(got, _brute_force(est.tree_, values, rows[i]), rtol=1e-9,
-                                   atol=1e-12)
-        got = inter[i] if not regression else inter[i][..., None]
-        np.testing.assert_allclose(got, _brute_force_interactions(est.tree_, values, rows[i]),
-                                   rtol=1e-9, atol=1e-12)
     pred = est.predict(rows) if regression else est.predict_proba(rows)
     np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), pred, atol=1e-12)
 

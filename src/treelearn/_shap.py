@@ -262,28 +262,33 @@ def _stack_size(branch_ptr, max_depth):
     return (max_depth + 1) * widest + 1
 
 
+@tiny
+def _walk_sizes(X, branch_ptr, max_depth, n_parts):
+    """Rows, path rows (depths), stack entries and rows per part of one call."""
+    n = X.shape[0]
+    return n, max_depth + 2, _stack_size(branch_ptr, max_depth), (n + n_parts - 1) // n_parts
+
+
+@tiny
+def _walk_buffers(levels, size):
+    """One part's paths (one row per depth) and stack, for :func:`_row_shap`."""
+    return (np.empty((levels, levels), dtype=np.int64), np.empty((levels, levels)),
+            np.empty((levels, levels)), np.empty((levels, levels)),
+            np.empty(levels, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
+            np.empty(size, dtype=np.int64), np.empty(size))
+
+
 @pjit
 def tree_shap(X, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
               missing_branch, wnode, value, max_depth, n_parts, phi):
     """Add every row's SHAP values of one tree to ``phi`` (rows x columns x outputs); the rows
     in ``n_parts`` parts run in parallel, each with its own paths and stack."""
-    n = X.shape[0]
-    levels = max_depth + 2
-    size = _stack_size(branch_ptr, max_depth)
+    n, levels, size, per = _walk_sizes(X, branch_ptr, max_depth, n_parts)
     up, down, back, fwd = ratio_tables(levels)
-    per = (n + n_parts - 1) // n_parts
     for part in prange(n_parts):
-        feat = np.empty((levels, levels), dtype=np.int64)
-        zf = np.empty((levels, levels))
-        of = np.empty((levels, levels))
-        pw = np.empty((levels, levels))
-        uds = np.empty(levels, dtype=np.int64)
-        stack_n = np.empty(size, dtype=np.int64)
-        stack_lv = np.empty(size, dtype=np.int64)
-        stack_z = np.empty(size)
-        stack_o = np.empty(size)
-        stack_f = np.empty(size, dtype=np.int64)
-        stack_c = np.empty(size)
+        feat, zf, of, pw, uds, stack_n, stack_lv, stack_z, stack_o, stack_f, stack_c = \
+            _walk_buffers(levels, size)
         for i in range(part * per, min(n, (part + 1) * per)):
             _row_shap(X, i, feature, threshold, branch_ptr, branch_child, cat_ptr, cat_branch,
                       missing_branch, wnode, value, 0, -1, feat, zf, of, pw, uds, stack_n,
@@ -300,25 +305,13 @@ def tree_shap_interactions(X, feature, threshold, branch_ptr, branch_child, cat_
     difference between every column's value in the game where ``h`` is always known and in
     the game where it never is, off the diagonal; on it, ``h``'s value less the rest of its
     row, so that each row of the matrix adds up to the column's SHAP value."""
-    n = X.shape[0]
+    n, levels, size, per = _walk_sizes(X, branch_ptr, max_depth, n_parts)
+    up, down, back, fwd = ratio_tables(levels)
     p = out.shape[1]
     V = value.shape[1]
-    levels = max_depth + 2
-    size = _stack_size(branch_ptr, max_depth)
-    up, down, back, fwd = ratio_tables(levels)
-    per = (n + n_parts - 1) // n_parts
     for part in prange(n_parts):
-        feat = np.empty((levels, levels), dtype=np.int64)
-        zf = np.empty((levels, levels))
-        of = np.empty((levels, levels))
-        pw = np.empty((levels, levels))
-        uds = np.empty(levels, dtype=np.int64)
-        stack_n = np.empty(size, dtype=np.int64)
-        stack_lv = np.empty(size, dtype=np.int64)
-        stack_z = np.empty(size)
-        stack_o = np.empty(size)
-        stack_f = np.empty(size, dtype=np.int64)
-        stack_c = np.empty(size)
+        feat, zf, of, pw, uds, stack_n, stack_lv, stack_z, stack_o, stack_f, stack_c = \
+            _walk_buffers(levels, size)
         phi = np.empty((p, V))
         on = np.empty((p, V))
         off = np.empty((p, V))

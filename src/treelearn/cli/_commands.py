@@ -486,7 +486,9 @@ def _column_info(table: pd.DataFrame, cols: Columns) -> list[dict]:
 # -- predict, evaluate ----------------------------------------------------------------------------
 
 
-def predict(args: argparse.Namespace) -> None:
+def _model_rows_and_ids(args: argparse.Namespace):
+    """The saved model, its feature frame of DATA, and the ``--id`` columns to copy beside
+    (``predict`` and ``explain``)."""
     model = model_io.load(args.model)
     data = Path(args.data)
     table = read_table(data, args.sep)
@@ -496,6 +498,11 @@ def predict(args: argparse.Namespace) -> None:
         if c not in table.columns:
             raise UserError(f"no column {c!r} in {data.name}")
         out[c] = table[c]
+    return model, X, out
+
+
+def predict(args: argparse.Namespace) -> None:
+    model, X, out = _model_rows_and_ids(args)
     quantiles = _quantile_list(args.quantiles, model) if args.quantiles else None
     pred = model.predict(X)
     if pred.ndim == 2:  # a quantile forest whose default_quantiles is a list
@@ -531,15 +538,7 @@ def _explained_classes(model, label: str | None) -> list[int]:
 
 
 def explain(args: argparse.Namespace) -> None:
-    model = model_io.load(args.model)
-    data = Path(args.data)
-    table = read_table(data, args.sep)
-    X = _features(model, table, data.name)
-    out = {}
-    for c in split_names(args.id):
-        if c not in table.columns:
-            raise UserError(f"no column {c!r} in {data.name}")
-        out[c] = table[c]
+    model, X, out = _model_rows_and_ids(args)
     if not hasattr(model, "shap_values"):
         raise UserError(f"explain works on trees and averaging ensembles; this model is a "
                         f"{type(model).__name__}")

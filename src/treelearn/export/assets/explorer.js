@@ -273,6 +273,19 @@
     }
     return total;
   }
+  // [child, z, o] of each branch of a node: its share of the training weight, and the
+  // sample's share (1 down the branch it takes, 0 elsewhere; every branch's training share
+  // where the tree sends it down all of them)
+  function shares(node, values) {
+    const kids = D.children[node];
+    const b = branchOf(node, values);
+    let total = 0;
+    for (const c of kids) total += D.weight[c];
+    return kids.map((c, j) => {
+      const z = D.weight[c] / total;
+      return [c, z, b >= 0 ? (j === b ? 1 : 0) : z];
+    });
+  }
   // An oblique tree (treelearn/_shap.py's subsets): a node is known when every column it
   // reads is; each leaf's product of (z + (o - z) [known]) multiplied out node by node into
   // unanimity games on unions of columns (a Map from the sorted union to its coefficient),
@@ -290,13 +303,7 @@
         return;
       }
       const reads = D.terms[node] ? D.terms[node].map(([g]) => g) : [D.feature[node]];
-      const kids = D.children[node];
-      const b = branchOf(node, values);
-      let total = 0;
-      for (const c of kids) total += D.weight[c];
-      kids.forEach((child, j) => {
-        const z = D.weight[child] / total;
-        const o = b >= 0 ? (j === b ? 1 : 0) : z;
+      for (const [child, z, o] of shares(node, values)) {
         const next = new Map();
         const add = (key, c) => next.set(key, (next.get(key) || 0) + c);
         for (const [key, c] of states) {
@@ -307,7 +314,7 @@
           }
         }
         walk(child, next);
-      });
+      }
     }
     walk(0, new Map([["", 1]]));
   }
@@ -337,16 +344,9 @@
       let io = 1;
       const k = P.f.indexOf(d, 1);
       if (k > 0) { iz = P.z[k]; io = P.o[k]; unwindPath(P, k); }
-      const kids = D.children[node];
-      const b = branchOf(node, values);
-      let total = 0;
-      for (const c of kids) total += D.weight[c];
-      kids.forEach((c, j) => {
-        const z = D.weight[c] / total;
-        const o = b >= 0 ? (j === b ? 1 : 0) : z;
-        if (z * iz === 0 && o * io === 0) return;
-        walk(c, P, z * iz, o * io, d);
-      });
+      for (const [c, z, o] of shares(node, values)) {
+        if (z * iz !== 0 || o * io !== 0) walk(c, P, z * iz, o * io, d);
+      }
     }
     // the expected value of the pruned tree: leaves' values by the training shares
     function expected(node) {
