@@ -341,6 +341,11 @@ def test_ctrl_c_is_taken_between_blocks_of_rows(monkeypatch, rng):
     with pytest.raises(KeyboardInterrupt):
         est.shap_values(X)
     assert len(calls) == 2  # stopped after the second block of five
+    # interaction values: blocks of about the same work (SHAP_ROWS / (2 m + 1) rows)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        est.shap_interaction_values(X)
+    assert len(calls) == 2
 
 
 def test_the_output_is_checked_against_memory_first(monkeypatch, rng):
@@ -363,6 +368,8 @@ def test_sparse_rows_give_the_dense_rows_values(rng):
     est = tl.DecisionTreeRegressor(max_depth=5).fit(X, y)
     phi = est.shap_values(X)
     np.testing.assert_array_equal(phi, est.shap_values(X.toarray()))
+    np.testing.assert_array_equal(est.shap_interaction_values(X[:20]),
+                                  est.shap_interaction_values(X[:20].toarray()))
     np.testing.assert_allclose(est.expected_value_ + phi.sum(axis=1), est.predict(X), atol=1e-12)
 
 

@@ -130,11 +130,37 @@ def apply_dense_parallel(X, left, right, feature, threshold, out):
 
 
 @tiny
+def _oblique_leaf(X, i, left, right, feature, threshold, obl_ptr, obl_feature, obl_weight,
+                  missing_branch):
+    """Leaf reached by row ``i`` of a dense ``X`` in a tree with oblique splits."""
+    node = 0
+    while left[node] != TREE_LEAF:
+        a = obl_ptr[node]
+        b = obl_ptr[node + 1]
+        if a == b:
+            x = np.float64(X[i, feature[node]])
+        else:
+            x = 0.0
+            for t in range(a, b):
+                x += obl_weight[t] * np.float64(X[i, obl_feature[t]])
+        if math.isnan(x):
+            node = left[node] if missing_branch[node] == 0 else right[node]
+        elif x <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+@tiny
 def _oblique_branch(X, i, node, feature, threshold, obl_ptr, obl_feature, obl_weight,
                     missing_branch):
     """Branch (0 or 1) row ``i`` of a dense ``X`` takes at ``node`` of a tree with oblique
     splits: the weighted sum of its float32 values, summed in double (one feature's value at
-    an axis-aligned node), against the threshold; NaN takes the missing branch."""
+    an axis-aligned node), against the threshold; NaN takes the missing branch. The same
+    rule as :func:`_oblique_leaf`, which keeps its own copy: calling this there made
+    ``apply`` four times slower (123-node tree, 200,000 rows: 29 ms -> 127 ms, 2026-12-06;
+    the inlined call's loop is not optimised as the written-out one is)."""
     a = obl_ptr[node]
     b = obl_ptr[node + 1]
     if a == b:
@@ -146,20 +172,6 @@ def _oblique_branch(X, i, node, feature, threshold, obl_ptr, obl_feature, obl_we
     if math.isnan(x):
         return 0 if missing_branch[node] == 0 else 1
     return 0 if x <= threshold[node] else 1
-
-
-@tiny
-def _oblique_leaf(X, i, left, right, feature, threshold, obl_ptr, obl_feature, obl_weight,
-                  missing_branch):
-    """Leaf reached by row ``i`` of a dense ``X`` in a tree with oblique splits."""
-    node = 0
-    while left[node] != TREE_LEAF:
-        if _oblique_branch(X, i, node, feature, threshold, obl_ptr, obl_feature, obl_weight,
-                           missing_branch) == 0:
-            node = left[node]
-        else:
-            node = right[node]
-    return node
 
 
 @njit
