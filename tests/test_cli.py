@@ -230,8 +230,20 @@ def test_explain_forests_regressors_and_refusals(table_csv):
         "explain", "m5x.tlm", "shop.csv", cwd=d)
     ok("fit", "shop.csv", "--target", "label", "--ignore", "id,price", "--algorithm", "oner",
        "-o", "onex.tlm", cwd=d)
-    assert "explain works on trees and averaging ensembles; this model is a OneRClassifier" \
+    assert "explain works on trees and tree ensembles; this model is a OneRClassifier" \
         in error("explain", "onex.tlm", "shop.csv", cwd=d)
+    # AdaBoost: its decision function, one column for two classes
+    ok("fit", "shop.csv", "--target", "label", "--ignore", "id,price", "--algorithm",
+       "adaboost", "--n-estimators", "5", "-o", "adax.tlm", cwd=d)
+    ada = tl.io.load(d / "adax.tlm")
+    got = pd.read_csv(io.StringIO(ok("explain", "adax.tlm", "shop.csv", cwd=d).stdout))
+    assert list(got.columns) == ["expected_value", "shap_colour", "shap_size", "shap_weight",
+                                 "decision_function"]
+    np.testing.assert_allclose(got["decision_function"], ada.decision_function(X))
+    np.testing.assert_allclose(got["expected_value"] + got.filter(like="shap_").sum(axis=1),
+                               got["decision_function"], atol=1e-12)
+    assert "explained through its one decision function" in error(
+        "explain", "adax.tlm", "shop.csv", "--class", "buy", cwd=d)
 
 
 def test_fit_regression_tsv_parquet_and_options(table_csv):

@@ -441,7 +441,7 @@ def test_forest_equals_shaps_tree_explainer():
     np.testing.assert_allclose(inter, theirs.reshape(inter.shape), rtol=1e-9, atol=1e-12)
 
 
-def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
+def test_quantile_forests_are_refused_by_name(rng):
     X = rng.normal(size=(200, 3))
     q = tl.RandomForestQuantileRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0])
     with pytest.raises(TypeError, match="quantiles"):
@@ -450,9 +450,55 @@ def test_quantile_forests_and_adaboost_are_refused_by_name(rng):
         q.shap_interaction_values(X)
     with pytest.raises(AttributeError):
         _ = q.expected_value_
-    ada = tl.AdaBoostClassifier(n_estimators=3).fit(X, X[:, 0] > 0)
-    with pytest.raises(TypeError, match="softmax"):
-        ada.shap_values(X)
-    with pytest.raises(TypeError, match="softmax"):
-        ada.shap_interaction_values(X)
 
+
+
+# -- AdaBoost: its decision function -------------------------------------------------------------
+
+
+def _samme_votes(ada, member, alpha: float) -> np.ndarray:
+    """A learner's node values in the decision function, as the class notes print it:
+    ``alpha`` for the node's class and ``-alpha / (K - 1)`` for the others, over the sum of
+    the weights; two classes: the second's column less the first's."""
+    K = len(ada.classes_)
+    proba = member.tree_.value[:, 0, :]
+    votes = np.full(proba.shape, -alpha / (K - 1))
+    votes[np.arange(len(proba)), np.argmax(proba, axis=1)] = alpha
+    votes /= ada.estimator_weights_[:len(ada.estimators_)].sum()
+    return votes[:, 1:] - votes[:, :1] if K == 2 else votes
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_adaboost_explains_its_decision_function(classes, rng):
+    """SAMME's decision function is a weighted sum of the learners' votes: its SHAP values
+    are the enumerated Shapley values of that sum, and add up to it."""
+    df = _table(rng, 300, 0.1)
+    y = (df["num"].fillna(0) > 0).astype(int) + (classes == 3) * (df["cat"] == "p")
+    ada = tl.AdaBoostClassifier(tl.DecisionTreeClassifier(max_depth=2, missing="learn"),
+                                n_estimators=6, random_state=0).fit(df, y)
+    rows = _table(rng, 5, 0.2)
+    phi = ada.shap_values(rows)
+    score = ada.decision_function(rows)
+    assert phi.shape == ((5, 5) if classes == 2 else (5, 5, 3))
+    np.testing.assert_allclose(ada.expected_value_ + phi.sum(axis=1), score, atol=1e-12)
+    X = ada._validate_X_predict(rows)
+    for i in range(len(rows)):
+        want = sum(_brute_force(m.tree_, _samme_votes(ada, m, a), X[i])
+                   for m, a in zip(ada.estimators_, ada.estimator_weights_, strict=False))
+        got = phi[i][:, None] if classes == 2 else phi[i]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    inter = ada.shap_interaction_values(rows)
+    np.testing.assert_allclose(inter.sum(axis=2), phi, atol=1e-12)
+
+
+def test_adaboost_refuses_rows_its_learners_split_fractionally(rng):
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[::3, 0] = np.nan
+    ada = tl.AdaBoostClassifier(tl.C45Classifier(max_depth=2), n_estimators=4,
+                                random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="sent down several branches of a learner"):
+        ada.shap_values(X)
+    phi = ada.shap_values(X[1:3])  # rows without holes are explained
+    np.testing.assert_allclose(ada.expected_value_ + phi.sum(axis=1),
+                               ada.decision_function(X[1:3]), atol=1e-12)

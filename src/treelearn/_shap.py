@@ -55,6 +55,10 @@ columns a path reads; :data:`MAX_SUBSETS` bounds it with a ValueError rather tha
 On an axis-aligned tree the same expansion gives TreeSHAP's values (the enumerated twin in
 the tests checks both kinds of tree against the same game).
 
+AdaBoost's decision function is a weighted sum of its learners' votes, each a function of
+the leaf a row reaches, so its values are the sum of the learners' (:func:`sum_of_trees`,
+with the votes as node values); its probabilities, a softmax of that sum, are not explained.
+
 Interaction values are SHAP's (Lundberg et al. 2020, Methods): for each column ``h`` a split
 reads, the row's values in the game where ``h`` is always known and in the game where it
 never is, half their difference off the diagonal. Both games are the same walk with ``h``
@@ -672,32 +676,46 @@ def estimator_expected_value(model, classifier: bool):
     return ev if classifier else float(ev[0])
 
 
-def ensemble_shap(model, X, classifier: bool, interactions: bool = False) -> np.ndarray:
-    """An averaging ensemble's SHAP values (forests, extra trees, bagging): the mean over its
-    trees of each tree's values (the prediction is the mean of the trees' values, and a
-    Shapley value is linear in the game). A member grown on a random subspace has its
-    splits read as the ensemble's columns (no copy of the subspace's rows is made). Shapes as
-    :func:`estimator_shap`."""
-    trees = model.estimators_
-    feats = getattr(model, "estimators_features_", None)
+def sum_of_trees(trees, values, X, interactions: bool = False, columns=None) -> np.ndarray:
+    """SHAP values (or interaction values) of a prediction that is a sum of trees' node
+    values: ``trees`` (``Tree``), ``values`` (each tree's node values, n_nodes x outputs),
+    ``columns`` (each tree's columns in ``X``, or None); shape ``(n, p, outputs)`` or ``(n,
+    p, p, outputs)``, the memory checked first. A Shapley value is linear in the game, so the
+    sum's values are the sum of the trees'."""
     n, p = X.shape
-    V = len(model.classes_) if classifier else 1
+    V = values[0].shape[1]
     check_output_memory(n, p, V, _what(interactions), interactions)
     out = np.zeros((n, p, p, V) if interactions else (n, p, V))
     run = tree_shap_interaction_values if interactions else tree_shap_values
-    for k, member in enumerate(trees):
-        tree = member.tree_
-        # a random subspace: the tree's column j is the ensemble's feats[k][j]
-        cols = None if feats is None else feats[k]
-        run(tree, X, leaf_values(tree, classifier), out=out, columns=cols)
-    out /= len(trees)
+    for k, (tree, value) in enumerate(zip(trees, values, strict=True)):
+        run(tree, X, value, out=out, columns=None if columns is None else columns[k])
+    return out
+
+
+def sum_expected_value(trees, values) -> np.ndarray:
+    """The expected value of a sum of trees' node values (one per output)."""
+    return sum(tree_expected_value(t, v) for t, v in zip(trees, values, strict=True))
+
+
+def _mean_values(model, classifier: bool):
+    trees = [m.tree_ for m in model.estimators_]
+    return trees, [leaf_values(t, classifier) / len(trees) for t in trees]
+
+
+def ensemble_shap(model, X, classifier: bool, interactions: bool = False) -> np.ndarray:
+    """An averaging ensemble's SHAP values (forests, extra trees, bagging): the mean over its
+    trees of each tree's values (the prediction is the mean of the trees' values). A member
+    grown on a random subspace has its splits read as the ensemble's columns (no copy of the
+    subspace's rows is made). Shapes as :func:`estimator_shap`."""
+    trees, values = _mean_values(model, classifier)
+    for t in trees:
+        _check_tree(t)  # before the output's memory is checked
+    out = sum_of_trees(trees, values, X, interactions,
+                       getattr(model, "estimators_features_", None))
     return out if classifier else out[..., 0]
 
 
 def ensemble_expected_value(model, classifier: bool):
     """The mean of the trees' expected values (a float, or one per class)."""
-    total = 0.0
-    for member in model.estimators_:
-        total = total + tree_expected_value(member.tree_, leaf_values(member.tree_, classifier))
-    ev = total / len(model.estimators_)
+    ev = sum_expected_value(*_mean_values(model, classifier))
     return ev if classifier else float(ev[0])

@@ -175,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
              "shap_COLUMN per model column, beside expected_value and the prediction, so "
              "that expected_value plus the contributions is the prediction. A "
              "classifier is explained through its class probabilities: the second class of "
-             "two, every class of more (columns suffixed _CLASS), or --class. Prints the "
+             "two, every class of more (columns suffixed _CLASS), or --class; AdaBoost "
+             "through its decision function (one column for two classes). Prints the "
              "columns by mean |SHAP| to standard error.")
     p.add_argument("model")
     p.add_argument("data")

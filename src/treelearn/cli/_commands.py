@@ -537,34 +537,50 @@ def _explained_classes(model, label: str | None) -> list[int]:
     return [1] if len(classes) == 2 else list(range(len(classes)))
 
 
+def _explained_outputs(model, X, phi, label: str | None):
+    """``explain``'s outputs: (values n x p x outputs, the prediction's columns n x outputs,
+    each output's column name, the picked outputs). Trees and averaging ensembles explain a
+    classifier's probabilities; AdaBoost its decision function (one column for two
+    classes)."""
+    from ..ensemble import AdaBoostClassifier
+
+    if not _is_classifier(model):
+        return phi[:, :, None], model.predict(X)[:, None], ["prediction"], [0]
+    classes = [str(c) for c in model.classes_]
+    if isinstance(model, AdaBoostClassifier):
+        score = model.decision_function(X).reshape(len(X), -1)
+        if len(classes) == 2:
+            if label is not None:
+                raise UserError(f"--class: an AdaBoost model of two classes is explained "
+                                f"through its one decision function (positive for "
+                                f"{classes[1]!r})")
+            return phi[:, :, None], score, ["decision_function"], [0]
+        names = [f"decision_function_{c}" for c in classes]
+        return phi, score, names, _explained_classes(model, label)
+    names = [f"proba_{c}" for c in classes]
+    return phi, model.predict_proba(X), names, _explained_classes(model, label)
+
+
 def explain(args: argparse.Namespace) -> None:
     model, X, out = _model_rows_and_ids(args)
     if not hasattr(model, "shap_values"):
-        raise UserError(f"explain works on trees and averaging ensembles; this model is a "
+        raise UserError(f"explain works on trees and tree ensembles; this model is a "
                         f"{type(model).__name__}")
     if args.class_ is not None and not _is_classifier(model):
         raise UserError("--class is for classification models; this one is a regressor")
     try:
         phi = model.shap_values(X)
         ev = np.atleast_1d(model.expected_value_)
-    except TypeError as exc:  # the estimators say why they cannot be explained
+    except (TypeError, ValueError) as exc:  # the estimators say why they cannot explain
         raise UserError(f"cannot explain this model: {exc}") from None
     names = [str(n) for n in model.feature_names_in_]
-    if _is_classifier(model):
-        picked = _explained_classes(model, args.class_)
-        proba = model.predict_proba(X)
-        values = phi
-    else:
-        picked = [0]
-        proba = model.predict(X)[:, None]
-        values = phi[:, :, None]
+    values, pred, pred_names, picked = _explained_outputs(model, X, phi, args.class_)
     for k in picked:
-        label = str(model.classes_[k]) if _is_classifier(model) else ""
-        suffix = f"_{label}" if len(picked) > 1 else ""
+        suffix = f"_{model.classes_[k]}" if len(picked) > 1 else ""
         out[f"expected_value{suffix}"] = np.full(len(X), ev[k])
         for j, name in enumerate(names):
             out[f"shap_{name}{suffix}"] = values[:, j, k]
-        out[f"proba_{label}" if label else "prediction"] = proba[:, k]
+        out[pred_names[k]] = pred[:, k]
     buf = _io.StringIO()
     pd.DataFrame(out).to_csv(buf, index=False)
     _write_text(buf.getvalue(), args.output)

@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _members
+from .. import _members, _shap
 from .._docs import fits, takes_rows
 from .._estimators import MAX_INT, BaseDecisionTree, DecisionTreeClassifier
 from .._interrupt import check as check_interrupt
@@ -254,20 +254,73 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             return pred[:, 1] - pred[:, 0]
         return pred
 
-    @takes_rows("shap_values : never returned", "The call raises TypeError (see above).")
-    def shap_values(self, X):
-        """Not computed yet: SAMME's probabilities are a softmax of the weighted votes, not
-        a sum over the learners, so SHAP values of them would not add up. Raises
-        ``TypeError``."""
-        raise TypeError("AdaBoostClassifier's probabilities are a softmax of its learners' "
-                        "weighted votes, not a sum over them, so their SHAP values do not add "
-                        "up; explain its trees one by one (model.estimators_[k].shap_values).")
+    def _vote_trees(self) -> tuple[list, list]:
+        """The learners' trees and their node values as :meth:`decision_function` sums them
+        (SAMME's votes over the sum of the weights; two classes: the second's column less
+        the first's)."""
+        K = self.n_classes_
+        norm = self.estimator_weights_[:len(self.estimators_)].sum()
+        trees, values = [], []
+        for t, a in zip(self.estimators_, self.estimator_weights_, strict=False):
+            v = _vote_values(t, a, K) / norm
+            trees.append(t.tree_)
+            values.append(v[:, 1:] - v[:, :1] if K == 2 else v)
+        return trees, values
 
-    @takes_rows("shap_interaction_values : never returned",
-                "The call raises TypeError, as :meth:`shap_values` does.")
-    def shap_interaction_values(self, X):
-        """Not computed, for the reason :meth:`shap_values` gives. Raises ``TypeError``."""
-        return self.shap_values(X)
+    def _explain(self, X, interactions: bool) -> np.ndarray:
+        """SHAP values (or interaction values) of the decision function, refused for rows
+        whose vote is not a sum of leaf values."""
+        trees, values = self._vote_trees()
+        for tree in trees:
+            _shap._check_tree(tree)
+        out = _shap.sum_of_trees(trees, values, X, interactions)
+        # a learner's vote for a row sent down several branches (C4.5's fractional cases) is
+        # the class of its mixed leaves, not a mix of the leaves' votes
+        score = self._finish(self._raw_votes(X), self.estimator_weights_[
+            :len(self.estimators_)].sum()).reshape(X.shape[0], -1)
+        phi = out.sum(axis=2) if interactions else out
+        total = _shap.sum_expected_value(trees, values) + phi.sum(axis=1)
+        bad = np.abs(total - score).max(axis=1) > 1e-9 * (1.0 + np.abs(score).max(axis=1))
+        if bad.any():
+            raise ValueError(
+                f"{int(bad.sum())} of the rows (the first: row {int(np.argmax(bad))}) are sent "
+                "down several branches of a learner by C4.5's fractional cases; its vote for "
+                "them is the class of the mixed leaves, not a sum over leaves, so their SHAP "
+                "values are not defined. Impute the missing values or grow the learners with "
+                "missing='learn'.")
+        return out[..., 0] if self.n_classes_ == 2 else out
+
+    @interruptible
+    @takes_rows("shap_values : ndarray of shape (n_samples, n_features) for two classes, "
+                "else (n_samples, n_features, n_classes)",
+                "Each column's contribution to :meth:`decision_function`: "
+                "``expected_value_`` plus the sum over the columns is the decision function.")
+    def shap_values(self, X) -> np.ndarray:
+        """Exact SHAP values of :meth:`decision_function`, the weighted vote (path-dependent
+        TreeSHAP of each learner's vote, weighted as the vote weights it): not of the
+        probabilities, a softmax of the vote that is not a sum over the learners (the margin,
+        as gradient boosting libraries explain their log-odds). ValueError for rows that
+        C4.5's fractional cases send down several branches of a learner."""
+        X = self._validate_X_predict(X)
+        return self._explain(X, False)
+
+    @interruptible
+    @takes_rows("shap_interaction_values : ndarray of shape (n_samples, n_features, "
+                "n_features) for two classes, else (n_samples, n_features, n_features, "
+                "n_classes)", "SHAP's interaction values of :meth:`decision_function`.")
+    def shap_interaction_values(self, X) -> np.ndarray:
+        """Exact SHAP interaction values of :meth:`decision_function` (see
+        :meth:`shap_values`)."""
+        X = self._validate_X_predict(X)
+        return self._explain(X, True)
+
+    @property
+    def expected_value_(self):
+        """:meth:`decision_function` with no column known (a float for two classes, else one
+        per class): what :meth:`shap_values` adds up from."""
+        check_is_fitted(self, "estimators_")
+        ev = _shap.sum_expected_value(*self._vote_trees())
+        return float(ev[0]) if self.n_classes_ == 2 else ev
 
     @interruptible
     @takes_rows("score : ndarray of shape (n_samples,) for two classes, else "
