@@ -348,6 +348,16 @@ def test_contributions_beside_the_path_are_the_models_shap_values(browser, tmp_p
     assert shown == want
     assert page.text_content("#contrib-sum").startswith(f"P({est.classes_[k]}): expected ")
     page.screenshot(path=tmp_path / "contributions.png")
+    # another class chosen: its probability's contributions
+    other = (k + 1) % len(est.classes_)
+    page.select_option("#contrib-class", str(other))
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#contrib-table tr'))
+        .map(tr => Number(tr.dataset.feature))""")
+    assert shown == [int(f) for f in np.argsort(-np.abs(phi[:, other]), kind="stable")
+                     if phi[f, other] != 0]
+    assert page.text_content("#contrib-sum").startswith(f"P({est.classes_[other]}): expected ")
+    total = float(page.text_content("#contrib-sum").rsplit("= ", 1)[1])
+    assert total == pytest.approx(est.predict_proba(row)[0, other], abs=5e-4)
     # an oblique tree: a split is known when all its columns are (the subsets' algorithm)
     X3 = rng.random((400, 3))
     y3 = ((X3[:, 0] + X3[:, 1] > 1) ^ (X3[:, 2] - X3[:, 0] > 0.3)).astype(int)

@@ -14,7 +14,8 @@ style, ``assets/explorer.js`` and ``assets/explorer.css``, are inlined with the 
 * a form to enter a sample and see its path lit up, down to the leaf it lands in (the leaf of
   largest weight for C4.5's fractional cases, as ``apply`` returns), with each column's
   contribution to its prediction beside it: the SHAP values of the tree pruned at the
-  slider's step (the predicted class's probability, or the value), computed in the page by
+  slider's step (the predicted class's probability or a chosen class's, or the value),
+  computed in the page by
   the algorithm of :mod:`treelearn._shap` from the nodes' values (``shap_value``: a
   classifier's class fractions, exact floats; none for linear leaves).
 

@@ -374,6 +374,8 @@
     box.hidden = false;
     let k = 0;
     for (let v = 1; v < s.prediction.length; v++) if (s.prediction[v] > s.prediction[k]) k = v;
+    const chosen = $("contrib-class").value;
+    if (D.classifier && chosen !== "") k = Number(chosen);
     const what = D.classifier ? "P(" + D.classes[k] + ")" : "value";
     $("contrib-sum").textContent = what + ": expected " + fmt(s.expected[k]) +
       " + contributions = " + fmt(s.prediction[k]);
@@ -481,6 +483,19 @@
     });
   }
 
+  // the class whose probability the contributions explain: the predicted one, or a chosen one
+  function buildClassChoice() {
+    const sel = $("contrib-class");
+    if (!D.classifier) { $("contrib-class-box").hidden = true; return; }
+    D.classes.forEach((c, k) => {
+      const o = document.createElement("option");
+      o.value = String(k);
+      o.textContent = "P(" + c + ")";
+      sel.appendChild(o);
+    });
+    sel.addEventListener("change", () => { if (lastSample) showContributions(lastSample); });
+  }
+
   // -- decision regions (two numeric features) ------------------------------------------------
   let probe = null;
   let flipY = (y) => y;
@@ -543,6 +558,7 @@
   // -- start ----------------------------------------------------------------------------------
   build();
   buildForm();
+  buildClassChoice();
   buildRegions();
   if (n > 400) fold(4);
   const slider = $("step");
